@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test of the project: the workspace's unit, property, golden and
+# integration tests, then the same with the `cuda` feature (GPU tests skip with
+# a printed reason when no device is present). Prints the total test count.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run() {
+    echo "+ $*"
+    "$@" 2>&1 | tee -a "$log"
+}
+
+run cargo test --workspace --all-targets
+run cargo test --workspace --doc
+run cargo test --workspace --features cuda --all-targets
+
+passed=$(grep -E '^test result:' "$log" | awk '{for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed/) n += $i} END {print n + 0}')
+echo "tests passed in total (all runs): ${passed:-0}"

@@ -1,0 +1,121 @@
+//! Stage 0, the algebra: the hierarchical tuple that shapes, strides and
+//! coordinates are made of.
+
+use std::fmt;
+
+/// A hierarchical tuple: a leaf value, or an ordered list of sub-tuples.
+///
+/// Rule: a shape and its stride are *congruent* tuples (same tree, leaf for
+/// leaf). `Node(vec![])` is the empty tuple `()` (rank 0, size 1). The leaf
+/// type is generic so that the IR can hold symbolic dimensions (`M`, `K/2`)
+/// in the same structure that the algebra fills with integers.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Tuple<T> {
+    /// A single value, e.g. `4`.
+    Leaf(T),
+    /// A parenthesised list, e.g. `(4,(2,4))`.
+    Node(Vec<Tuple<T>>),
+}
+
+impl<T> Tuple<T> {
+    /// Number of top-level modes: 1 for a leaf, the list length for a node.
+    pub fn rank(&self) -> usize {
+        match self {
+            Tuple::Leaf(_) => 1,
+            Tuple::Node(modes) => modes.len(),
+        }
+    }
+
+    /// Nesting depth: 0 for a leaf, 1 + the deepest mode for a node.
+    pub fn depth(&self) -> usize {
+        match self {
+            Tuple::Leaf(_) => 0,
+            Tuple::Node(modes) => 1 + modes.iter().map(Tuple::depth).max().unwrap_or(0),
+        }
+    }
+
+    /// The leaves in order (left to right, depth first).
+    pub fn leaves(&self) -> Vec<&T> {
+        let mut out = Vec::new();
+        self.collect_leaves(&mut out);
+        out
+    }
+
+    fn collect_leaves<'a>(&'a self, out: &mut Vec<&'a T>) {
+        match self {
+            Tuple::Leaf(value) => out.push(value),
+            Tuple::Node(modes) => modes.iter().for_each(|mode| mode.collect_leaves(out)),
+        }
+    }
+
+    /// The same tree with every leaf mapped through `f`.
+    pub fn map<U>(&self, f: &mut impl FnMut(&T) -> U) -> Tuple<U> {
+        match self {
+            Tuple::Leaf(value) => Tuple::Leaf(f(value)),
+            Tuple::Node(modes) => Tuple::Node(modes.iter().map(|mode| mode.map(f)).collect()),
+        }
+    }
+
+    /// Whether `other` has the same tree as `self`, leaf for leaf.
+    pub fn is_congruent<U>(&self, other: &Tuple<U>) -> bool {
+        match (self, other) {
+            (Tuple::Leaf(_), Tuple::Leaf(_)) => true,
+            (Tuple::Node(a), Tuple::Node(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.is_congruent(y))
+            }
+            (Tuple::Leaf(_), Tuple::Node(_)) | (Tuple::Node(_), Tuple::Leaf(_)) => false,
+        }
+    }
+
+    /// The top-level modes: a leaf is its own single mode.
+    pub fn modes(&self) -> Vec<&Tuple<T>> {
+        match self {
+            Tuple::Leaf(_) => vec![self],
+            Tuple::Node(modes) => modes.iter().collect(),
+        }
+    }
+}
+
+/// Writes CuTe's notation: `4`, `(4,(2,4))`, `()`.
+impl<T: fmt::Display> fmt::Display for Tuple<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tuple::Leaf(value) => write!(f, "{value}"),
+            Tuple::Node(modes) => {
+                f.write_str("(")?;
+                for (i, mode) in modes.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{mode}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tuple::{Leaf, Node};
+
+    #[test]
+    fn rank_depth_and_leaves() {
+        let t = Node(vec![Leaf(4), Node(vec![Leaf(2), Leaf(4)])]);
+        assert_eq!(t.rank(), 2);
+        assert_eq!(t.depth(), 2);
+        assert_eq!(t.leaves(), vec![&4, &2, &4]);
+        assert_eq!(t.to_string(), "(4,(2,4))");
+        assert_eq!(Leaf(7).rank(), 1);
+        assert_eq!(Leaf(7).depth(), 0);
+    }
+
+    #[test]
+    fn congruence_compares_trees_not_values() {
+        let a = Node(vec![Leaf(4), Node(vec![Leaf(2), Leaf(4)])]);
+        let b = Node(vec![Leaf(1), Node(vec![Leaf(8), Leaf(9)])]);
+        let c = Node(vec![Leaf(1), Leaf(8)]);
+        assert!(a.is_congruent(&b));
+        assert!(!a.is_congruent(&c));
+    }
+}

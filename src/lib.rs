@@ -1,0 +1,9 @@
+//! Graphene: a tensor IR whose tensors and thread groups carry CuTe-style
+//! hierarchical layouts, compiled directly to PTX.
+//!
+//! The pipeline runs one way (see `docs/architecture.md`):
+//! `syntax` (text → AST) → `check` (AST → typed IR) → `lower` (typed IR → PTX
+//! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
+//! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
+
+pub mod layout;
