@@ -6,4 +6,6 @@
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
+pub mod expr;
+pub mod ir;
 pub mod layout;

@@ -1,0 +1,445 @@
+//! Stage 2 → 3 interface: the checked program.
+//!
+//! `check` produces it from the AST; `lower`, `reference` and the REPL
+//! consume it. Every name is resolved, every view knows its buffer, its base
+//! offset (an [`Expr`] over thread/block ids, loop variables and symbolic
+//! dims) and its full type. Nothing here refers back to the AST except spans.
+//! Only the checker constructs a [`Program`] (its fields are public for the
+//! consumers and for tests that build IR by hand).
+
+use crate::expr::Expr;
+use crate::layout::Tuple;
+
+/// A byte range in the source file, for diagnostics. Line and column are
+/// computed only when a diagnostic is printed.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+/// A checked `.gph` file.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Program {
+    /// The kernels, in source order.
+    pub kernels: Vec<Kernel>,
+}
+
+/// A checked kernel: its ABI, its storage and its outermost spec.
+///
+/// Rule: `Var::Dim(i)` in any expression of this kernel names `dims[i]`,
+/// `Var::Loop(i)` names `loops[i]`; `params` lists the `GL` buffers in ABI
+/// order (docs/language.md §6).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Kernel {
+    /// The kernel's name (the PTX entry name).
+    pub name: String,
+    /// The `kernel NAME { … }` header (or the whole file for an implicit kernel).
+    pub span: Span,
+    /// Symbolic dimensions, in order of first appearance: `.u32` parameters.
+    pub dims: Vec<NamedSpan>,
+    /// Loop variables, in source order.
+    pub loops: Vec<NamedSpan>,
+    /// Every tensor's storage: parameters, shared allocations, register arrays.
+    pub buffers: Vec<Buffer>,
+    /// The `GL` parameter buffers in ABI order (indices into `buffers`).
+    pub params: Vec<BufferId>,
+    /// What a launcher must check about the dims before launching.
+    pub requirements: Vec<Requirement>,
+    /// The outermost block group: the grid is its size, one-dimensional.
+    pub grid: GroupType,
+    /// The outermost thread group: the block is its size, one-dimensional.
+    pub block: GroupType,
+    /// The outermost spec: its contract is the kernel's meaning, its body the
+    /// implementation.
+    pub root: SpecStmt,
+}
+
+/// A name as written, with where it was written.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct NamedSpan {
+    /// The name without sigil.
+    pub name: String,
+    /// Its defining occurrence.
+    pub span: Span,
+}
+
+/// Index of a [`Buffer`] in its kernel.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct BufferId(pub u32);
+
+/// Storage of a tensor: where its elements live.
+///
+/// Rule: `Shared` and `Registers` buffers have constant sizes; a `Param`
+/// buffer's size may involve dims. `ty` is the declared type, whose layout
+/// defines the element offsets of the buffer.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Buffer {
+    /// Source name (without `%`).
+    pub name: String,
+    /// The declaration.
+    pub span: Span,
+    /// What kind of storage.
+    pub kind: BufferKind,
+    /// The declared type.
+    pub ty: TensorType,
+    /// Number of elements to reserve: the declared layout's cosize.
+    pub elements: Expr,
+}
+
+/// The kinds of storage.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BufferKind {
+    /// A global tensor passed by the caller (the i-th `.u64` parameter).
+    Param(u32),
+    /// A shared-memory allocation of the block.
+    Shared,
+    /// A register array of each thread.
+    Registers,
+}
+
+/// A launch-time condition on the dims.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Requirement {
+    /// `value % divisor == 0`, needed because `value / divisor` appears in a
+    /// shape written at `span`.
+    Divisible {
+        /// The dividend (over dims).
+        value: Expr,
+        /// The divisor (over dims).
+        divisor: Expr,
+        /// Where the division was written.
+        span: Span,
+    },
+    /// `value ≥ 1` (every shape extent must be positive).
+    Positive {
+        /// The extent (over dims).
+        value: Expr,
+        /// Where it was written.
+        span: Span,
+    },
+}
+
+/// Scalar element types.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Scalar {
+    /// IEEE half.
+    Fp16,
+    /// bfloat16.
+    Bf16,
+    /// IEEE single.
+    Fp32,
+    /// Signed 32-bit integer.
+    I32,
+    /// Unsigned 32-bit integer.
+    U32,
+}
+
+impl Scalar {
+    /// Size of one element in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Scalar::Fp16 | Scalar::Bf16 => 2,
+            Scalar::Fp32 | Scalar::I32 | Scalar::U32 => 4,
+        }
+    }
+
+    /// The name as written in the IR.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Fp16 => "fp16",
+            Scalar::Bf16 => "bf16",
+            Scalar::Fp32 => "fp32",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+        }
+    }
+}
+
+/// Memory spaces.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Memory {
+    /// `GL`: global memory.
+    Global,
+    /// `SH`: shared memory of the block.
+    Shared,
+    /// `RF`: registers of one thread.
+    Registers,
+}
+
+impl Memory {
+    /// The name as written in the IR.
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Global => "GL",
+            Memory::Shared => "SH",
+            Memory::Registers => "RF",
+        }
+    }
+}
+
+/// One level of a tensor or group type: a layout whose extents and strides
+/// may be symbolic.
+///
+/// Rule: `shape` and `stride` are congruent; every extent is ≥ 1.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Level {
+    /// Extents.
+    pub shape: Tuple<Expr>,
+    /// Strides, in elements (tensors) or thread/block ids (groups).
+    pub stride: Tuple<Expr>,
+}
+
+/// `CuTe`'s swizzle functor `Swizzle<B,M,S>` on element offsets
+/// (docs/language.md §2).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct SwizzleSpec {
+    /// B: number of bits XORed.
+    pub bits: u32,
+    /// M: lowest bit changed.
+    pub base: u32,
+    /// S: distance from the source bits to the changed bits.
+    pub shift: i32,
+}
+
+/// The type of a tensor value.
+///
+/// Rule: offsets are `Σ level_j(c_j)` over the levels; a swizzle, if any,
+/// applies to the whole offset from the buffer's start.
+#[derive(Clone, PartialEq, Debug)]
+pub struct TensorType {
+    /// Outermost first; a scalar has one empty level.
+    pub levels: Vec<Level>,
+    /// Element type.
+    pub scalar: Scalar,
+    /// Memory space.
+    pub memory: Memory,
+    /// Storage permutation of a shared buffer.
+    pub swizzle: Option<SwizzleSpec>,
+}
+
+/// Thread or block.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GroupKind {
+    /// A group of threads of one block (`%tid.x`).
+    Thread,
+    /// A group of blocks of the grid (`%ctaid.x`).
+    Block,
+}
+
+/// The type of a thread group: levels map group coordinates to linear ids.
+///
+/// Rule: an executing group's innermost level is the unit that performs a
+/// collective instruction together (e.g. `[32:1]`, a hardware warp); outer
+/// levels enumerate the instances that run side by side.
+#[derive(Clone, PartialEq, Debug)]
+pub struct GroupType {
+    /// Outermost first; `.scalar()` gives one empty level.
+    pub levels: Vec<Level>,
+    /// Thread or block.
+    pub kind: GroupKind,
+}
+
+/// A tensor value: a view into a buffer.
+///
+/// Rule: element `c` of the view lives at buffer offset
+/// `swizzle(base + Σ level_j(c_j))`. `base` may depend on any [`Var`](crate::expr::Var).
+#[derive(Clone, PartialEq, Debug)]
+pub struct View {
+    /// The storage.
+    pub buffer: BufferId,
+    /// Element offset of the view's origin in the buffer (unswizzled).
+    pub base: Expr,
+    /// The view's type.
+    pub ty: TensorType,
+    /// Where the operand was written.
+    pub span: Span,
+}
+
+/// A statement of a spec body.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Stmt {
+    /// A spec, atomic or decomposed.
+    Spec(SpecStmt),
+    /// A counted loop.
+    For(ForStmt),
+    /// A conditional.
+    If(IfStmt),
+    /// `sync`: barrier of the block.
+    Sync(Span),
+    /// `async_commit`: closes the current group of asynchronous copies.
+    AsyncCommit(Span),
+    /// `async_wait(N)`: waits until at most `pending` groups are in flight.
+    AsyncWait {
+        /// N.
+        pending: u32,
+        /// The statement.
+        span: Span,
+    },
+}
+
+/// `outs <- Kind<<<#blocks, #threads>>>(ins) { body }?`
+///
+/// Rule: without a body the spec is atomic and must match one instruction
+/// of the catalogue; operands are per-thread views.
+#[derive(Clone, PartialEq, Debug)]
+pub struct SpecStmt {
+    /// What is computed.
+    pub kind: SpecKind,
+    /// Written tensors.
+    pub outputs: Vec<View>,
+    /// Read tensors.
+    pub inputs: Vec<View>,
+    /// The executing block group.
+    pub blocks: GroupType,
+    /// The executing thread group.
+    pub threads: GroupType,
+    /// The decomposition, if any.
+    pub body: Option<Vec<Stmt>>,
+    /// The whole spec statement.
+    pub span: Span,
+}
+
+/// The built-in spec kinds and their contracts (docs/language.md §5).
+#[derive(Clone, PartialEq, Debug)]
+pub enum SpecKind {
+    /// `out = in`, converting the scalar type; `asynchronous` asks for `cp.async`.
+    Move {
+        /// `Move<async>`.
+        asynchronous: bool,
+    },
+    /// `C = C + A·B`, or `C = A·B` when `accumulate` is false (`MatMul<overwrite>`).
+    MatMul {
+        /// False for `MatMul<overwrite>`.
+        accumulate: bool,
+    },
+    /// `y = op(x)`.
+    Unary(UnaryOp),
+    /// `z = x op y`.
+    Binary(BinaryOp),
+    /// `y = op over axes of x`.
+    Reduction {
+        /// The combining operation.
+        op: ReduceOp,
+        /// Reduced top-level modes of the input.
+        axes: Vec<u32>,
+    },
+    /// `y = x of lane (lane ^ mask)`.
+    Shfl {
+        /// The butterfly mask.
+        mask: u32,
+    },
+    /// Every element of the output = `value`.
+    Init {
+        /// The value.
+        value: f64,
+    },
+    /// A fused computation with no built-in contract.
+    Generic,
+}
+
+/// Elementwise unary operations.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum UnaryOp {
+    /// `max(x, 0)`.
+    Relu,
+    /// `e^x`.
+    Exp,
+    /// `2^x`.
+    Exp2,
+    /// `1/sqrt(x)`.
+    Rsqrt,
+    /// `-x`.
+    Neg,
+    /// `|x|`.
+    Abs,
+}
+
+/// Elementwise binary operations.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BinaryOp {
+    /// `x + y`.
+    Add,
+    /// `x - y`.
+    Sub,
+    /// `x * y`.
+    Mul,
+    /// `max(x, y)`.
+    Max,
+    /// `min(x, y)`.
+    Min,
+}
+
+/// Reduction operations.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ReduceOp {
+    /// Sum.
+    Add,
+    /// Maximum.
+    Max,
+}
+
+/// `for (var = lo; var < hi; var += step) { body }`.
+///
+/// Rule: `step > 0`; when `unroll` is set (the body indexes a register
+/// array with `var`), `lo`, `hi` and `step` are constants.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ForStmt {
+    /// The loop variable (`Var::Loop(var)`).
+    pub var: u32,
+    /// First value.
+    pub lo: Expr,
+    /// Exclusive bound.
+    pub hi: Expr,
+    /// Increment.
+    pub step: Expr,
+    /// Whether the loop must be fully unrolled.
+    pub unroll: bool,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// The whole loop.
+    pub span: Span,
+}
+
+/// `if (cond) { then } else { otherwise }`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IfStmt {
+    /// The condition.
+    pub cond: Cond,
+    /// Taken when true.
+    pub then_body: Vec<Stmt>,
+    /// Taken when false (empty without `else`).
+    pub else_body: Vec<Stmt>,
+    /// The whole statement.
+    pub span: Span,
+}
+
+/// A condition over integer expressions.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Cond {
+    /// `a op b`.
+    Compare(CompareOp, Expr, Expr),
+    /// Both.
+    And(Box<Cond>, Box<Cond>),
+    /// Either.
+    Or(Box<Cond>, Box<Cond>),
+}
+
+/// Integer comparisons.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CompareOp {
+    /// `==`.
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+}
