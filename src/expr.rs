@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn substitution_refolds() {
         let e = Expr::add(Expr::mul(Expr::var(Var::Loop(0)), 32.into()), tid());
-        let s = e.substitute(&|v| (v == Var::Loop(0)).then(|| Expr::Const(2)));
+        let s = e.substitute(&|v| (v == Var::Loop(0)).then_some(Expr::Const(2)));
         assert_eq!(s, Expr::add(64.into(), tid()));
         assert_eq!(e.vars(), vec![Var::ThreadId, Var::Loop(0)]);
     }
