@@ -7,3 +7,4 @@
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
 pub mod layout;
+pub mod ptx;
