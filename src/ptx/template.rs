@@ -188,7 +188,8 @@ pub struct Template {
     /// Its text.
     pub pieces: Vec<Piece>,
     /// SASS opcode mnemonics ptxas is expected to produce for it (`HMMA`);
-    /// empty when the choice is ptxas's business.
+    /// empty when the choice is ptxas's business. An item `I2F|I2FP` is met
+    /// by either mnemonic (GPU generations name some opcodes differently).
     pub sass: Vec<String>,
     /// The capabilities on which `sass` holds; empty means every target from
     /// `requirement` up. (Later GPUs emulate some old forms in software.)
@@ -562,9 +563,12 @@ fn parse_sass(text: &str, line: usize) -> Located<(Vec<String>, Vec<Sm>)> {
     };
     let opcodes: Vec<String> = opcodes.split_whitespace().map(str::to_string).collect();
     let valid = |opcode: &String| {
-        opcode
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        opcode.split('|').all(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
     };
     if opcodes.is_empty() || !opcodes.iter().all(valid) {
         return Err((
