@@ -187,7 +187,8 @@ pub enum AddressBase {
 pub struct Address {
     /// The base.
     pub base: AddressBase,
-    /// A byte offset added to the base; written only when non-zero.
+    /// A byte offset added to the base; written only when non-zero, as
+    /// `[%rd1+16]` or `[%rd1+-16]`.
     pub offset: i64,
 }
 
@@ -198,10 +199,10 @@ impl fmt::Display for Address {
             AddressBase::Reg(reg) => reg.fmt(f)?,
             AddressBase::Symbol(symbol) => symbol.fmt(f)?,
         }
-        match self.offset {
-            0 => {}
-            positive if positive > 0 => write!(f, "+{positive}")?,
-            negative => write!(f, "{negative}")?,
+        // PTX spells a negative displacement `+-8`: the sign belongs to the
+        // immediate, the `+` to the address syntax.
+        if self.offset != 0 {
+            write!(f, "+{}", self.offset)?;
         }
         f.write_str("]")
     }
@@ -421,7 +422,7 @@ mod tests {
         let rd4 = reg(RegClass::B64, 4);
         assert_eq!(rd4.at(16).to_string(), "[%rd4+16]");
         assert_eq!(rd4.at(0).to_string(), "[%rd4]");
-        assert_eq!(rd4.at(-8).to_string(), "[%rd4-8]");
+        assert_eq!(rd4.at(-8).to_string(), "[%rd4+-8]");
         let tile = Symbol {
             name: "tile".into(),
             space: Space::Shared,
