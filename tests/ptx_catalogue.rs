@@ -3,7 +3,7 @@
 
 use graphene::ptx::catalogue::BUILTIN_FILES;
 use graphene::ptx::target::min_ptx_for_sm;
-use graphene::ptx::template::parse_family;
+use graphene::ptx::template_file::parse_family;
 use graphene::ptx::{Catalogue, PtxError, Requirement};
 
 #[test]

@@ -11,7 +11,8 @@ use std::sync::{Arc, OnceLock};
 use super::error::{PtxError, TemplateError};
 use super::module::Instruction;
 use super::operand::Operand;
-use super::template::{Family, Template, parse_family};
+use super::template::{Family, Template};
+use super::template_file::parse_family;
 
 /// The built-in template files: (file name, contents).
 pub const BUILTIN_FILES: [(&str, &str); 10] = [

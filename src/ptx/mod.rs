@@ -15,6 +15,7 @@ pub mod module;
 pub mod operand;
 pub mod target;
 pub mod template;
+pub mod template_file;
 pub mod tools;
 pub mod writer;
 
