@@ -1,4 +1,4 @@
-//! Shared helpers of the `ptx_*` integration tests: finding the NVIDIA tools
+//! Support code shared by the `ptx_*` integration tests: finding the NVIDIA tools
 //! (or skipping loudly), and assembling a module with every check the
 //! project makes of emitted PTX.
 
