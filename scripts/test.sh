@@ -2,8 +2,18 @@
 # Runs every test of the project: the workspace's unit, property, golden and
 # integration tests, then the same with the `cuda` feature (GPU tests skip with
 # a printed reason when no device is present). Prints the total test count.
+#
+# The PTX validation tests need NVIDIA's ptxas and nvdisasm: this script
+# installs them into a cache folder when missing (scripts/nvidia-tools.sh) and
+# sets GRAPHENE_REQUIRE_PTXAS=1, so that those tests fail rather than skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/nvidia-tools.sh
+source scripts/nvidia-tools.sh
+export GRAPHENE_REQUIRE_PTXAS=1
+echo "ptxas: $PTXAS"
+echo "nvdisasm: $NVDISASM"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

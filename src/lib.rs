@@ -9,3 +9,4 @@
 pub mod expr;
 pub mod ir;
 pub mod layout;
+pub mod ptx;
