@@ -196,7 +196,9 @@ fn unknown_kernels_and_wrong_arguments_are_named() {
         return;
     };
     let module = gpu.load_module(VECTOR_ADD).unwrap();
-    let error = module.kernel("vector_sub").unwrap_err();
+    let error = module
+        .launch("vector_sub", &LaunchConfig::linear(1, 32), &[])
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "kernel `vector_sub` is not in the module (its entries: vector_add)"

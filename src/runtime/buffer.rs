@@ -58,7 +58,8 @@ impl Gpu {
 fn with_size(error: RuntimeError, bytes: usize) -> RuntimeError {
     match error {
         RuntimeError::Driver { call, mut code } => {
-            code.description = format!("{} (asked for {})", code.description, Bytes(bytes as u64));
+            code.description =
+                format!("{} (asked for {})", code.description, Bytes(bytes as u64)).into();
             RuntimeError::Driver { call, code }
         }
         other => other,

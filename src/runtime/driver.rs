@@ -121,7 +121,8 @@ pub struct DriverCode {
     /// table of the codes in CUDA 12's `cuda.h`, else `CUDA_ERROR_<code>`.
     pub name: String,
     /// The driver's one-line description; empty when the driver gave none.
-    pub description: String,
+    /// (Boxed to keep `RuntimeError` small enough to return by value.)
+    pub description: Box<str>,
 }
 
 impl DriverCode {
@@ -130,7 +131,9 @@ impl DriverCode {
         let name = driver_string(code, cuGetErrorName)
             .or_else(|| known_error_name(code).map(str::to_owned))
             .unwrap_or_else(|| format!("CUDA_ERROR_{code}"));
-        let description = driver_string(code, cuGetErrorString).unwrap_or_default();
+        let description = driver_string(code, cuGetErrorString)
+            .unwrap_or_default()
+            .into();
         DriverCode {
             code,
             name,

@@ -165,7 +165,7 @@ mod tests {
         DriverCode {
             code,
             name: name.to_owned(),
-            description: String::new(),
+            description: "".into(),
         }
     }
 

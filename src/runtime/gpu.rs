@@ -257,6 +257,11 @@ impl Gpu {
         Ok(())
     }
 
+    /// The launch a fault reported now would belong to, if any.
+    pub(crate) fn pending_launch(&self) -> Option<PendingLaunch> {
+        self.pending.borrow().clone()
+    }
+
     /// Remembers a launch so that a later fault can name it.
     pub(crate) fn launched(&self, kernel: &str, config: LaunchConfig) {
         self.pending.replace(Some(PendingLaunch {
@@ -287,9 +292,11 @@ impl Gpu {
 }
 
 /// Codes a running kernel causes and a later call reports: illegal address,
-/// out of resources, timeout, the sticky hardware exceptions, launch failure.
+/// timeout, device-side assert, the sticky hardware exceptions, launch
+/// failure. (Refusals at launch time, like out of resources, are not here:
+/// `cuLaunchKernel` reports those for the kernel being launched.)
 fn is_kernel_fault(code: CuResult) -> bool {
-    matches!(code, 700..=702 | 710 | 714..=720)
+    matches!(code, 700 | 702 | 710 | 714..=719)
 }
 
 impl Drop for Gpu {
@@ -331,5 +338,9 @@ mod tests {
     fn kernel_faults_are_told_from_api_misuse() {
         assert!(is_kernel_fault(700) && is_kernel_fault(719) && is_kernel_fault(702));
         assert!(!is_kernel_fault(1) && !is_kernel_fault(218) && !is_kernel_fault(34));
+        assert!(
+            !is_kernel_fault(701),
+            "out of resources is the launching kernel's"
+        );
     }
 }

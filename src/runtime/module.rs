@@ -48,10 +48,10 @@ impl Gpu {
         // convention for this call); it writes back the bytes each log used.
         let mut values: [*mut c_void; 5] = [
             info_log.as_mut_ptr().cast(),
-            JIT_LOG_BYTES as *mut c_void,
+            std::ptr::without_provenance_mut(JIT_LOG_BYTES),
             error_log.as_mut_ptr().cast(),
-            JIT_LOG_BYTES as *mut c_void,
-            1usize as *mut c_void,
+            std::ptr::without_provenance_mut(JIT_LOG_BYTES),
+            std::ptr::without_provenance_mut(1),
         ];
         let mut raw: CUmodule = std::ptr::null_mut();
         // SAFETY: `source` is NUL-terminated; the option and value arrays have
@@ -66,8 +66,8 @@ impl Gpu {
                 values.as_mut_ptr(),
             )
         };
-        let info_log = log_text(&info_log, values[1] as usize);
-        let error_log = log_text(&error_log, values[3] as usize);
+        let info_log = log_text(&info_log, values[1].addr());
+        let error_log = log_text(&error_log, values[3].addr());
         if let Err(error) = self.outcome("cuModuleLoadDataEx", code) {
             return Err(match error {
                 RuntimeError::Driver { code, .. } => RuntimeError::Jit {
@@ -104,6 +104,17 @@ impl<'g> Module<'g> {
     /// The `.entry` signatures read from the PTX text.
     pub fn entries(&self) -> &[EntrySignature] {
         &self.entries
+    }
+
+    /// Looks up the kernel `name` and launches it, waiting for it to finish
+    /// (`Kernel::launch`); for repeated launches keep the `Kernel` instead.
+    pub fn launch(
+        &self,
+        name: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<(), RuntimeError> {
+        self.kernel(name)?.launch(config, args)
     }
 
     /// The kernel named `name`.
@@ -195,6 +206,14 @@ impl Kernel<'_> {
         })
     }
 
+    fn config_error(&self, config: &LaunchConfig, detail: String) -> RuntimeError {
+        RuntimeError::Config {
+            kernel: self.name.clone(),
+            config: *config,
+            detail,
+        }
+    }
+
     /// Launches and waits: any fault of this launch is reported here, naming
     /// the kernel and its configuration.
     pub fn launch(&self, config: &LaunchConfig, args: &[KernelArg]) -> Result<(), RuntimeError> {
@@ -209,12 +228,9 @@ impl Kernel<'_> {
         config: &LaunchConfig,
         args: &[KernelArg],
     ) -> Result<(), RuntimeError> {
-        let config_error = |detail: String| RuntimeError::Config {
-            kernel: self.name.clone(),
-            config: *config,
-            detail,
-        };
-        config.validate().map_err(config_error)?;
+        config
+            .validate()
+            .map_err(|detail| self.config_error(config, detail))?;
         if let Some(signature) = &self.signature {
             signature
                 .check_arguments(args)
@@ -223,10 +239,7 @@ impl Kernel<'_> {
                     detail,
                 })?;
         }
-        self.allow_dynamic_shared(config).map_err(|e| match e {
-            SharedError::TooLarge(detail) => config_error(detail),
-            SharedError::Driver(error) => error,
-        })?;
+        self.allow_dynamic_shared(config)?;
 
         // Each argument's value lives in its own 8-byte slot; the driver reads
         // `bytes()` of it through the pointer (little-endian: low bytes first).
@@ -262,15 +275,23 @@ impl Kernel<'_> {
             )
         };
         let gpu = self.module.gpu;
-        if let Err(error) = gpu.outcome("cuLaunchKernel", code) {
-            return Err(match error {
-                RuntimeError::Driver { call, code } => RuntimeError::Launch {
-                    kernel: self.name.clone(),
-                    config: *config,
-                    call,
-                    code,
-                },
-                other => other,
+        if let Err(code) = driver::check(code) {
+            // A sticky code here is an earlier kernel's fault surfacing; any
+            // other refusal (resources, configuration) is this launch's.
+            let earlier = if code.is_sticky() {
+                gpu.pending_launch()
+            } else {
+                None
+            };
+            let (kernel, config) = match earlier {
+                Some(launch) => (launch.kernel, launch.config),
+                None => (self.name.clone(), *config),
+            };
+            return Err(RuntimeError::Launch {
+                kernel,
+                config,
+                call: "cuLaunchKernel",
+                code,
             });
         }
         gpu.launched(&self.name, *config);
@@ -280,11 +301,10 @@ impl Kernel<'_> {
     /// Raises the kernel's dynamic shared-memory limit when the launch needs
     /// more than the 48 KiB every kernel gets, after checking the device
     /// allows static + dynamic shared memory that large.
-    fn allow_dynamic_shared(&self, config: &LaunchConfig) -> Result<(), SharedError> {
+    fn allow_dynamic_shared(&self, config: &LaunchConfig) -> Result<(), RuntimeError> {
         let dynamic = config.dynamic_shared_bytes;
-        let static_bytes = self
-            .attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            .map_err(SharedError::Driver)?;
+        let static_bytes =
+            self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
         let total = u64::from(dynamic) + u64::from(static_bytes);
         if total <= u64::from(DEFAULT_SHARED_LIMIT_BYTES)
             || self
@@ -296,14 +316,17 @@ impl Kernel<'_> {
         }
         let device_limit = self.module.gpu.info().max_shared_per_block_optin;
         if total > u64::from(device_limit) {
-            return Err(SharedError::TooLarge(format!(
-                "needs {} of shared memory per block ({} dynamic + {} static); {} allows {}",
-                Bytes(total),
-                Bytes(u64::from(dynamic)),
-                Bytes(u64::from(static_bytes)),
-                self.module.gpu.info().name,
-                Bytes(u64::from(device_limit))
-            )));
+            return Err(self.config_error(
+                config,
+                format!(
+                    "needs {} of shared memory per block ({} dynamic + {} static); {} allows {}",
+                    Bytes(total),
+                    Bytes(u64::from(dynamic)),
+                    Bytes(u64::from(static_bytes)),
+                    self.module.gpu.info().name,
+                    Bytes(u64::from(device_limit))
+                ),
+            ));
         }
         let value = c_int::try_from(dynamic).unwrap_or(c_int::MAX);
         // SAFETY: `raw` belongs to a live module; the value is within the
@@ -315,18 +338,10 @@ impl Kernel<'_> {
                 value,
             )
         };
-        self.module
-            .gpu
-            .outcome("cuFuncSetAttribute", code)
-            .map_err(SharedError::Driver)?;
+        self.module.gpu.outcome("cuFuncSetAttribute", code)?;
         self.dynamic_shared_limit.set(Some(dynamic));
         Ok(())
     }
-}
-
-enum SharedError {
-    TooLarge(String),
-    Driver(RuntimeError),
 }
 
 #[cfg(test)]
