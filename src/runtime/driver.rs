@@ -24,6 +24,8 @@ pub type CuResult = c_int;
 pub const CUDA_SUCCESS: CuResult = 0;
 /// `CUDA_ERROR_NO_DEVICE`: the driver is present but sees no GPU.
 pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
+/// `CUDA_ERROR_NOT_FOUND`: e.g. no function of that name in the module.
+pub const CUDA_ERROR_NOT_FOUND: CuResult = 500;
 /// `CUDA_ERROR_STUB_LIBRARY`: the library answering is a stub, not the driver.
 pub const CUDA_ERROR_STUB_LIBRARY: CuResult = 34;
 

@@ -128,18 +128,21 @@ impl<'g> Module<'g> {
         // SAFETY: `raw` is a valid out-pointer, `c_name` NUL-terminated, and
         // the module loaded.
         let code = unsafe { driver::cuModuleGetFunction(&mut raw, self.raw, c_name.as_ptr()) };
-        if code == 500 {
-            // CUDA_ERROR_NOT_FOUND
+        if code == driver::CUDA_ERROR_NOT_FOUND {
             return Err(not_found());
         }
         self.gpu.outcome("cuModuleGetFunction", code)?;
-        Ok(Kernel {
+        let mut kernel = Kernel {
             module: self,
             raw,
             name: name.to_owned(),
             signature: self.entries.iter().find(|e| e.name == name).cloned(),
+            static_shared_bytes: 0,
             dynamic_shared_limit: Cell::new(None),
-        })
+        };
+        kernel.static_shared_bytes =
+            kernel.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        Ok(kernel)
     }
 }
 
@@ -175,6 +178,8 @@ pub struct Kernel<'m> {
     raw: CUfunction,
     name: String,
     signature: Option<EntrySignature>,
+    /// Statically declared shared memory, read once: every launch checks it.
+    static_shared_bytes: u32,
     /// The dynamic shared-memory limit last set on the function, if raised.
     dynamic_shared_limit: Cell<Option<u32>>,
 }
@@ -303,8 +308,7 @@ impl Kernel<'_> {
     /// allows static + dynamic shared memory that large.
     fn allow_dynamic_shared(&self, config: &LaunchConfig) -> Result<(), RuntimeError> {
         let dynamic = config.dynamic_shared_bytes;
-        let static_bytes =
-            self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        let static_bytes = self.static_shared_bytes;
         let total = u64::from(dynamic) + u64::from(static_bytes);
         if total <= u64::from(DEFAULT_SHARED_LIMIT_BYTES)
             || self
