@@ -10,3 +10,5 @@ pub mod expr;
 pub mod ir;
 pub mod layout;
 pub mod ptx;
+#[cfg(feature = "cuda")]
+pub mod runtime;
