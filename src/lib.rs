@@ -7,3 +7,5 @@
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
 pub mod layout;
+pub mod diag;
+pub mod syntax;

@@ -10,7 +10,7 @@
 //! tokens; comments are the caller's business.
 
 use nom::{
-    AsChar, Compare, IResult, Input, Parser,
+    AsChar, IResult, Input, Parser,
     character::complete::{char, multispace0},
     error::ParseError,
 };
