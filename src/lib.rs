@@ -6,6 +6,6 @@
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
-pub mod layout;
 pub mod diag;
+pub mod layout;
 pub mod syntax;

@@ -236,9 +236,6 @@ mod tests {
             [Span::new(4, 5), Span::new(0, 3)]
         );
         assert_eq!(diagnostic.help.as_deref(), Some("add `}`"));
-        assert_eq!(
-            diagnostic.to_string(),
-            "error[E0101] at 4..5: unclosed `{`"
-        );
+        assert_eq!(diagnostic.to_string(), "error[E0101] at 4..5: unclosed `{`");
     }
 }
