@@ -197,7 +197,11 @@ pub(crate) fn found_at(src: &str, tokens: &[Token], offset: u32) -> (String, Spa
             };
             (description, token.span)
         }
-        None => ("end of input".to_string(), Span::at(src.len() as u32)),
+        // Point just after the last token, not at a blank last line.
+        None => {
+            let end = tokens.last().map_or(0, |last| last.span.end);
+            ("end of input".to_string(), Span::at(end))
+        }
     }
 }
 
@@ -296,18 +300,31 @@ pub(crate) fn suggest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str>
         .map(|(_, candidate)| candidate)
 }
 
+/// Optimal-string-alignment distance: insertions, deletions, substitutions
+/// and transpositions of neighbours each cost 1 (`Mvoe` is 1 from `Move`).
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+    let width = b.len() + 1;
+    let mut table = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            table[i * width + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let substitution =
+                    table[(i - 1) * width + j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                let mut best = substitution
+                    .min(table[(i - 1) * width + j] + 1)
+                    .min(table[i * width + j - 1] + 1);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(table[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
         }
-        previous = current;
     }
-    previous[b.len()]
+    table[a.len() * width + b.len()]
 }
 
 #[cfg(test)]
@@ -332,6 +349,8 @@ mod tests {
         assert_eq!(suggest("move", &kinds), Some("Move"));
         assert_eq!(suggest("Transpose", &kinds), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("fp61", "fp16"), 1);
+        assert_eq!(suggest("tiel", &["tile", "reshape"]), Some("tile"));
     }
 
     #[test]
@@ -343,7 +362,8 @@ mod tests {
         let diagnostic = error.into_diagnostic(src, &tokens);
         assert_eq!(diagnostic.message, "expected `,` or `]`, found `.`");
         assert_eq!(diagnostic.primary.span, Span::new(7, 8));
-        let diagnostic = SyntaxError::expected(12, "`]`").into_diagnostic(src, &tokens);
+        let diagnostic =
+            SyntaxError::expected(13, "`]`").into_diagnostic("[16, 16.fp16\n", &tokens);
         assert_eq!(diagnostic.message, "expected `]`, found end of input");
         assert_eq!(diagnostic.primary.span, Span::at(12));
     }

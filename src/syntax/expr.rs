@@ -183,6 +183,11 @@ pub(crate) fn closing<'s>(
             error.map(|mut error| {
                 error.expected.insert(0, super::error::Expected::Char(','));
                 error.related = Some((open, "opened here"));
+                error.help = Some(match text {
+                    ")" => "close the list opened here with `)`",
+                    "]" => "close the list opened here with `]`",
+                    _ => "close the list opened here",
+                });
                 error
             })
         })

@@ -292,7 +292,10 @@ fn tensor_statement(input: Input) -> PResult<StmtKind> {
             ));
         }
     }
-    let plain_name = matches!(first.kind, ExprKind::Tensor(_));
+    let plain_name = match &first.kind {
+        ExprKind::Tensor(name) => Some(name.span),
+        _ => None,
+    };
     let mut outputs = vec![first];
     let mut rest = rest;
     while at(&rest, ",") {
@@ -303,8 +306,9 @@ fn tensor_statement(input: Input) -> PResult<StmtKind> {
     }
     if !at(&rest, "<-") {
         let found = offset(&skip(rest));
-        let mut error = if plain_name && outputs.len() == 1 {
+        let error = if let (Some(name_span), 1) = (plain_name, outputs.len()) {
             let mut error = SyntaxError::expected(found, "`:`");
+            error.related = Some((name_span, "named here, with nothing done to it"));
             error.expected.push(super::error::Expected::Token("="));
             error.expected.push(super::error::Expected::Token("<-"));
             error.help = Some(
@@ -318,7 +322,6 @@ fn tensor_statement(input: Input) -> PResult<StmtKind> {
             );
             error.code_override(codes::SPEC_OPERAND)
         };
-        error.related = None;
         return Err(Err::Failure(error));
     }
     let (rest, arrow) = sym("<-").parse(rest)?;
