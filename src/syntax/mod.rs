@@ -314,3 +314,6 @@ fn kernel(input: Input) -> PResult<Kernel> {
         },
     ))
 }
+
+#[cfg(test)]
+mod tests;
