@@ -232,3 +232,13 @@ fn nesting_beyond_the_bound_is_one_diagnostic() {
     let long = format!("const X = 1{}", "*2".repeat(MAX_EXPR_DEPTH as usize + 1));
     assert_eq!(codes_of(parse_file("f.gph", &long)), [codes::TOO_DEEP]);
 }
+
+#[test]
+fn comments_may_sit_inside_layouts() {
+    let src = "%1:[ // rows\n 4, // then columns\n 8 // done\n ].fp32.GL";
+    let StmtKind::Tensor(def) = stmt(src).kind else {
+        panic!()
+    };
+    assert_eq!(def.ty.expect("typed").to_string(), "[4,8].fp32.GL");
+    assert_eq!(int("M/(2*BM)").to_string(), "M/(2*BM)");
+}
