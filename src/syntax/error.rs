@@ -187,7 +187,8 @@ pub(crate) fn found_at(src: &str, tokens: &[Token], offset: u32) -> (String, Spa
             let text = token.text(src);
             let description = match token.kind {
                 TokenKind::Unknown if text.chars().all(char::is_control) => {
-                    format!("the character {text:?}")
+                    let code = text.chars().next().map_or(0, u32::from);
+                    format!("character U+{code:04X}")
                 }
                 _ if text.chars().count() > 24 => {
                     let short: String = text.chars().take(20).collect();

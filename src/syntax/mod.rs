@@ -24,7 +24,7 @@ mod types;
 
 pub use arith::MAX_EXPR_DEPTH;
 pub use ast::*;
-pub use error::{SyntaxError, codes};
+pub use error::codes;
 pub use print::{print_expr, print_file, print_stmt};
 pub use strip::{StripSpans, strip_spans};
 pub use token::{Token, TokenKind, is_incomplete, tokenize};

@@ -377,7 +377,7 @@ fn indices_statement(input: Input) -> PResult<StmtKind> {
         rest = after;
     }
     let help = Some("index names are bound to a group's coordinates: `@m, @n = #g.indices()`");
-    let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
+    let (rest, _) = cut(expect("`,` or `=`", help, equals)).parse(rest)?;
     let (rest, value) = cut(expect("`#g.indices()`", help, expr)).parse(rest)?;
     if !matches!(value.kind, ExprKind::Indices(_)) {
         return fail(

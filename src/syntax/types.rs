@@ -24,7 +24,8 @@ const GROUP_TYPE_HELP: &str = "a thread-group type is levels and a kind, e.g. `[
 pub(crate) fn tensor_type(input: Input) -> PResult<TensorType> {
     let input = skip(input);
     let start = offset(&input);
-    let (rest, (levels, (name, name_span))) = levels_then_word(input, TENSOR_TYPE_HELP)?;
+    let (rest, (levels, (name, name_span))) =
+        levels_then_word(input, "`.` and a scalar type", TENSOR_TYPE_HELP)?;
     let scalar = match scalar(name) {
         Some(scalar) => scalar,
         None => return fail(not_a_scalar(name, name_span)),
@@ -68,7 +69,8 @@ pub(crate) fn tensor_type(input: Input) -> PResult<TensorType> {
 pub(crate) fn group_type(input: Input) -> PResult<GroupType> {
     let input = skip(input);
     let start = offset(&input);
-    let (rest, (levels, (name, name_span))) = levels_then_word(input, GROUP_TYPE_HELP)?;
+    let (rest, (levels, (name, name_span))) =
+        levels_then_word(input, "`.` and `thread` or `block`", GROUP_TYPE_HELP)?;
     let kind = match name {
         "thread" => GroupKind::Thread,
         "block" => GroupKind::Block,
@@ -104,12 +106,13 @@ pub(crate) fn group_type(input: Input) -> PResult<GroupType> {
 /// The levels of a type and the first word after them.
 fn levels_then_word<'s>(
     input: Input<'s>,
+    next: &'static str,
     help: &'static str,
 ) -> PResult<'s, (Vec<Layout>, (&'s str, Span))> {
     let (mut rest, first) = expect("a layout `[dims]`", Some(help), layout).parse(input)?;
     let mut levels = vec![first];
     loop {
-        let (after, _) = cut(expect("`.`", Some(help), sym(".")))
+        let (after, _) = cut(expect(next, Some(help), sym(".")))
             .parse(rest)
             .map_err(|error| error.map(|error| error.code_override(codes::BAD_TYPE)))?;
         if at(&after, "[") {
