@@ -1,5 +1,5 @@
 //! Stage 1, syntax: unit tests of the entry points — the shapes of parsed
-//! trees, spans, precedence, the REPL helpers and error recovery.
+//! trees, spans, precedence, the REPL entry points and error recovery.
 
 use super::*;
 use crate::diag::Span;
