@@ -7,18 +7,9 @@
 //! Only the checker constructs a [`Program`] (its fields are public for the
 //! consumers and for tests that build IR by hand).
 
+pub use crate::diag::Span;
 use crate::expr::Expr;
 use crate::layout::Tuple;
-
-/// A byte range in the source file, for diagnostics. Line and column are
-/// computed only when a diagnostic is printed.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
-pub struct Span {
-    /// First byte.
-    pub start: u32,
-    /// One past the last byte.
-    pub end: u32,
-}
 
 /// A checked `.gph` file.
 #[derive(Clone, PartialEq, Debug)]

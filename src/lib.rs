@@ -6,9 +6,11 @@
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
+pub mod diag;
 pub mod expr;
 pub mod ir;
 pub mod layout;
 pub mod ptx;
 #[cfg(feature = "cuda")]
 pub mod runtime;
+pub mod syntax;

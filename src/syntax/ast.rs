@@ -1,0 +1,701 @@
+//! Stage 1, syntax: the abstract syntax tree of a `.gph` file, exactly as
+//! written (no meaning given yet: names are unresolved, types uncomputed).
+//! Every node carries the byte `Span` of its text; equality of trees modulo
+//! spans is `strip_spans` followed by `==`.
+
+pub use crate::diag::Span;
+pub use crate::layout::Tuple;
+
+/// A parsed file: constants and kernels in source order.
+///
+/// Rule: a file of bare statements (no `kernel`) holds one kernel with
+/// `implicit == true`, named after the file stem; constants may only precede
+/// its statements.
+#[derive(Clone, PartialEq, Debug)]
+pub struct File {
+    /// Constants and kernels, in the order written.
+    pub items: Vec<Item>,
+    /// The whole file.
+    pub span: Span,
+}
+
+/// A top-level item.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Item {
+    /// `const NAME = expr`.
+    Const(ConstDef),
+    /// `kernel NAME { … }`, or the bare statements of a file.
+    Kernel(Kernel),
+}
+
+/// `const NAME = expr`: a compile-time integer, visible after its definition.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ConstDef {
+    /// The constant's name (a plain identifier).
+    pub name: Name,
+    /// Its value, an integer expression of earlier constants.
+    pub value: IntExpr,
+    /// From `const` to the end of the value.
+    pub span: Span,
+}
+
+/// A kernel: its statements run as one GPU launch.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Kernel {
+    /// The kernel's name; for an implicit kernel the file stem, made into an
+    /// identifier (other characters become `_`), with an empty span.
+    pub name: Name,
+    /// Whether the kernel was written as bare statements, without `kernel`.
+    pub implicit: bool,
+    /// The statements.
+    pub body: Block,
+    /// From `kernel` to the closing brace (the statements, if implicit).
+    pub span: Span,
+}
+
+/// A name without its sigil: `%x` has text `x`, `#4` has text `4`.
+///
+/// Rule: the text is non-empty and made of ASCII letters, digits and `_`;
+/// plain identifiers do not start with a digit and are not `_` alone.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Name {
+    /// The name without sigil.
+    pub text: String,
+    /// The name with its sigil.
+    pub span: Span,
+}
+
+/// Statements between braces (or of an implicit kernel).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Block {
+    /// The statements in order.
+    pub stmts: Vec<Stmt>,
+    /// From `{` to `}` inclusive.
+    pub span: Span,
+}
+
+/// One statement.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Stmt {
+    /// What kind of statement.
+    pub kind: StmtKind,
+    /// The whole statement (with its body, if any).
+    pub span: Span,
+}
+
+/// The statement forms of `docs/language.md` §4.
+#[derive(Clone, PartialEq, Debug)]
+pub enum StmtKind {
+    /// `%x : T`, `%x : T = e` or `%x = e`: declaration or definition.
+    Tensor(TensorDef),
+    /// `#g : G`, `#g : G = e` or `#g = e`.
+    Group(GroupDef),
+    /// `@a, (@b, @c) = #g.indices()`.
+    Indices(IndicesDef),
+    /// `outs <- Kind<params><<<#b, #t>>>(ins) { body }?`.
+    Spec(SpecStmt),
+    /// `for (k = lo; k < hi; k += step) { … }`.
+    For(ForLoop),
+    /// `if (c) { … } else if (c) { … } else { … }`.
+    If(IfStmt),
+    /// `sync`: a barrier of the block's threads.
+    Sync,
+    /// `async_commit`: closes the current group of asynchronous copies.
+    AsyncCommit,
+    /// `async_wait(N)`: waits until at most N copy groups are pending.
+    AsyncWait(IntExpr),
+}
+
+/// A tensor declaration or definition.
+///
+/// Rule: at least one of `ty` and `value` is present.
+#[derive(Clone, PartialEq, Debug)]
+pub struct TensorDef {
+    /// The tensor being defined (`%x`).
+    pub name: Name,
+    /// The written type, if annotated.
+    pub ty: Option<TensorType>,
+    /// The initialiser, if any.
+    pub value: Option<Expr>,
+}
+
+/// A thread-group declaration or definition.
+///
+/// Rule: at least one of `ty` and `value` is present.
+#[derive(Clone, PartialEq, Debug)]
+pub struct GroupDef {
+    /// The group being defined (`#g`).
+    pub name: Name,
+    /// The written type, if annotated.
+    pub ty: Option<GroupType>,
+    /// The initialiser, if any.
+    pub value: Option<Expr>,
+}
+
+/// Binding of index names to the current thread's coordinates in a group.
+///
+/// Rule: `value` is an `ExprKind::Indices` (checked by the parser); the
+/// pattern list is non-empty.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IndicesDef {
+    /// The top-level patterns, one per mode of the group's levels.
+    pub patterns: Vec<IndexPattern>,
+    /// `#g.indices()`.
+    pub value: Expr,
+}
+
+/// A pattern on the left of `= #g.indices()`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IndexPattern {
+    /// Name, ignored mode or tuple.
+    pub kind: IndexPatternKind,
+    /// The pattern's text.
+    pub span: Span,
+}
+
+/// The forms of an index pattern.
+#[derive(Clone, PartialEq, Debug)]
+pub enum IndexPatternKind {
+    /// `@i`: binds the (linear) index of the mode.
+    Bind(Name),
+    /// `_`: ignores the mode.
+    Ignore,
+    /// `(p, q, …)`: one pattern per sub-mode of a hierarchical mode.
+    Tuple(Vec<IndexPattern>),
+}
+
+/// A tensor type `Level (. Level)* . Scalar . Memory (. Swizzle<B,M,S>)?`.
+///
+/// Rule: `levels` is non-empty, outermost first.
+#[derive(Clone, PartialEq, Debug)]
+pub struct TensorType {
+    /// The layout levels, outermost first.
+    pub levels: Vec<Layout>,
+    /// The element type.
+    pub scalar: ScalarType,
+    /// Where the tensor lives.
+    pub memory: Memory,
+    /// The storage permutation, shared memory only (checked later).
+    pub swizzle: Option<Swizzle>,
+    /// The whole type.
+    pub span: Span,
+}
+
+/// A thread-group type `Level (. Level)* . (thread | block)`.
+///
+/// Rule: `levels` is non-empty, outermost first.
+#[derive(Clone, PartialEq, Debug)]
+pub struct GroupType {
+    /// The layout levels, outermost first.
+    pub levels: Vec<Layout>,
+    /// Threads of a block, or blocks of the grid.
+    pub kind: GroupKind,
+    /// The whole type.
+    pub span: Span,
+}
+
+/// Element types; written case-insensitively, printed lower case.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ScalarType {
+    /// IEEE half precision.
+    Fp16,
+    /// bfloat16.
+    Bf16,
+    /// IEEE single precision.
+    Fp32,
+    /// 32-bit signed integer.
+    I32,
+    /// 32-bit unsigned integer.
+    U32,
+}
+
+/// Memory spaces, written in upper case.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Memory {
+    /// Global memory, `GL`.
+    Global,
+    /// Shared memory, `SH`.
+    Shared,
+    /// Registers, `RF`.
+    Registers,
+}
+
+/// What a thread group enumerates.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum GroupKind {
+    /// Threads of one block (`threadIdx.x`).
+    Thread,
+    /// Blocks of the grid (`blockIdx.x`).
+    Block,
+}
+
+/// `.Swizzle<B,M,S>` with CuTe's meaning of the three parameters.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Swizzle {
+    /// Number of bits XORed.
+    pub bits: IntExpr,
+    /// Lowest bit that changes.
+    pub base: IntExpr,
+    /// Distance of the source bits from the changed bits.
+    pub shift: IntExpr,
+    /// From `Swizzle` to `>`.
+    pub span: Span,
+}
+
+/// A layout in bracket form, `[dims]` or `[dims : strides]`.
+///
+/// Rule: when `strides` is present it has as many top-level modes as `dims`
+/// (checked by the parser); congruence inside modes is the checker's. The
+/// leaf is an integer expression, or for tile arguments a `TileDim`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Layout<L = IntExpr> {
+    /// Top-level dims; empty for `[]`.
+    pub dims: Vec<Tuple<L>>,
+    /// Top-level strides if a `:` was written.
+    pub strides: Option<Vec<Tuple<L>>>,
+    /// From `[` to `]`.
+    pub span: Span,
+}
+
+/// A dim of a layout written as a tile argument: an expression, or `_` for
+/// the whole mode.
+///
+/// Rule: `_` only as a top-level dim of a layout without strides (checked by
+/// the parser).
+#[derive(Clone, PartialEq, Debug)]
+pub enum TileDim {
+    /// A tile size.
+    Size(IntExpr),
+    /// `_`: the whole mode.
+    Whole(Span),
+}
+
+/// An integer expression: dims, strides, coordinates, bounds.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IntExpr {
+    /// The expression's form.
+    pub kind: IntExprKind,
+    /// Its text (with any parentheses around it excluded).
+    pub span: Span,
+}
+
+/// Forms of integer expressions. Parentheses leave no node: the tree is the
+/// grouping, and the printer adds parentheses where precedence needs them.
+#[derive(Clone, PartialEq, Debug)]
+pub enum IntExprKind {
+    /// A decimal literal.
+    Literal(i64),
+    /// A constant, loop variable or symbolic dimension.
+    Var(Name),
+    /// An index bound by `.indices()`, `@i`.
+    Index(Name),
+    /// `-e`.
+    Neg(Box<IntExpr>),
+    /// `a op b`.
+    Binary(IntOp, Box<IntExpr>, Box<IntExpr>),
+}
+
+/// Binary integer operators; `* / %` bind tighter than `+ -`, all
+/// left-associative. `/` and `%` round toward zero like PTX's `div.s32`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum IntOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+}
+
+/// A condition of `if`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Cond {
+    /// The condition's form.
+    pub kind: CondKind,
+    /// Its text.
+    pub span: Span,
+}
+
+/// Forms of conditions; `&&` binds tighter than `||`.
+#[derive(Clone, PartialEq, Debug)]
+pub enum CondKind {
+    /// `a op b` over integer expressions.
+    Compare(CmpOp, IntExpr, IntExpr),
+    /// `a && b`.
+    And(Box<Cond>, Box<Cond>),
+    /// `a || b`.
+    Or(Box<Cond>, Box<Cond>),
+}
+
+/// Comparison operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// A tensor or group expression: a name with operations applied.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Expr {
+    /// The expression's form.
+    pub kind: ExprKind,
+    /// Its text.
+    pub span: Span,
+}
+
+/// Forms of tensor and group expressions (`docs/language.md` §3).
+#[derive(Clone, PartialEq, Debug)]
+pub enum ExprKind {
+    /// `%x`.
+    Tensor(Name),
+    /// `#g`.
+    Group(Name),
+    /// `Allocate()`: fresh storage of the annotated type.
+    Allocate,
+    /// `e.tile(t0, t1, …)`; at least one argument.
+    Tile(Box<Expr>, Vec<TileArg>),
+    /// `e.reshape(depth, layout)`, or `e.reshape(layout)` (depth `None`).
+    Reshape(Box<Expr>, Option<IntExpr>, Layout),
+    /// `e.indices()`.
+    Indices(Box<Expr>),
+    /// `e.scalar()`.
+    Scalar(Box<Expr>),
+    /// `e[c0, c1, …]`; at least one coordinate.
+    Index(Box<Expr>, Vec<Coord>),
+}
+
+/// One argument of `.tile(…)`.
+#[derive(Clone, PartialEq, Debug)]
+pub enum TileArg {
+    /// A layout, possibly with `_` dims (`[128, _]`).
+    Layout(Layout<TileDim>),
+    /// A bare size, meaning `[n:1]`.
+    Size(IntExpr),
+    /// `_`: the whole mode.
+    Whole(Span),
+}
+
+/// One coordinate of an indexing `e[…]`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Coord {
+    /// The coordinate's form.
+    pub kind: CoordKind,
+    /// Its text.
+    pub span: Span,
+}
+
+/// Forms of coordinates.
+#[derive(Clone, PartialEq, Debug)]
+pub enum CoordKind {
+    /// An integer expression (`0`, `k+1`, `@i`).
+    Int(IntExpr),
+    /// `_`: keeps the mode.
+    Keep,
+    /// `(a, b, …)` for a hierarchical mode; at least two elements.
+    Tuple(Vec<Coord>),
+}
+
+/// `outs <- Kind<params><<<#blocks, #threads>>>(ins) { body }?`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct SpecStmt {
+    /// The output tensors; at least one.
+    pub outputs: Vec<Expr>,
+    /// The kind with its parameters.
+    pub kind: SpecKind,
+    /// The kind's name and parameters.
+    pub kind_span: Span,
+    /// The executing block group.
+    pub blocks: Expr,
+    /// The executing thread group.
+    pub threads: Expr,
+    /// The input tensors; possibly none (`Init`).
+    pub inputs: Vec<Expr>,
+    /// The decomposition; `None` makes the spec atomic.
+    pub body: Option<Block>,
+}
+
+/// The built-in spec kinds and their parameters (`docs/language.md` §5).
+#[derive(Clone, PartialEq, Debug)]
+pub enum SpecKind {
+    /// `Move` or `Move<async>`.
+    Move {
+        /// `<async>`: asks for `cp.async`.
+        asynchronous: bool,
+    },
+    /// `MatMul` or `MatMul<overwrite>`.
+    MatMul {
+        /// `<overwrite>`: `C = A·B` instead of `C += A·B`.
+        overwrite: bool,
+    },
+    /// `UnaryPointwise<op>`.
+    UnaryPointwise(UnaryOp),
+    /// `BinaryPointwise<op>`.
+    BinaryPointwise(BinaryOp),
+    /// `Reduction<op, [axes]>`.
+    Reduction(ReduceOp, Vec<IntExpr>),
+    /// `Shfl<bfly, mask>`.
+    Shfl(ShflMode, IntExpr),
+    /// `Init<value>`.
+    Init(f64),
+    /// `Spec`: a generic, fused computation.
+    Generic,
+}
+
+/// Operators of `UnaryPointwise`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum UnaryOp {
+    /// `max(x, 0)`.
+    Relu,
+    /// `e^x`.
+    Exp,
+    /// `2^x`.
+    Exp2,
+    /// `1/sqrt(x)`.
+    Rsqrt,
+    /// `-x`.
+    Neg,
+    /// `|x|`.
+    Abs,
+}
+
+/// Operators of `BinaryPointwise`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinaryOp {
+    /// `x + y`.
+    Add,
+    /// `x - y`.
+    Sub,
+    /// `x * y`.
+    Mul,
+    /// `max(x, y)`.
+    Max,
+    /// `min(x, y)`.
+    Min,
+}
+
+/// Operators of `Reduction`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ReduceOp {
+    /// Sum.
+    Add,
+    /// Maximum.
+    Max,
+}
+
+/// Lane patterns of `Shfl`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ShflMode {
+    /// Butterfly: lane `l` reads lane `l ^ mask`.
+    Bfly,
+}
+
+/// `for (var = init; var < bound; var += step) { body }`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ForLoop {
+    /// The loop variable (a plain identifier, the same in all three places).
+    pub var: Name,
+    /// First value.
+    pub init: IntExpr,
+    /// Exclusive upper bound.
+    pub bound: IntExpr,
+    /// Increment.
+    pub step: IntExpr,
+    /// The loop body.
+    pub body: Block,
+}
+
+/// `if (c) { … } else if (c) { … } … else { … }`, kept flat so a long
+/// `else if` chain costs no recursion.
+#[derive(Clone, PartialEq, Debug)]
+pub struct IfStmt {
+    /// `(condition, block)` of `if` and each `else if`, in order; non-empty.
+    pub branches: Vec<(Cond, Block)>,
+    /// The final `else` block.
+    pub otherwise: Option<Block>,
+}
+
+/// The names of the scalar types as printed, with their variants.
+pub const SCALAR_NAMES: [(&str, ScalarType); 5] = [
+    ("fp16", ScalarType::Fp16),
+    ("bf16", ScalarType::Bf16),
+    ("fp32", ScalarType::Fp32),
+    ("i32", ScalarType::I32),
+    ("u32", ScalarType::U32),
+];
+
+/// The names of the memories, with their variants.
+pub const MEMORY_NAMES: [(&str, Memory); 3] = [
+    ("GL", Memory::Global),
+    ("SH", Memory::Shared),
+    ("RF", Memory::Registers),
+];
+
+/// The names of the spec kinds as written before `<` or `<<<`.
+pub const SPEC_KIND_NAMES: [&str; 8] = [
+    "Move",
+    "MatMul",
+    "UnaryPointwise",
+    "BinaryPointwise",
+    "Reduction",
+    "Shfl",
+    "Init",
+    "Spec",
+];
+
+impl ScalarType {
+    /// The lower-case name, e.g. `fp16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::Fp16 => "fp16",
+            ScalarType::Bf16 => "bf16",
+            ScalarType::Fp32 => "fp32",
+            ScalarType::I32 => "i32",
+            ScalarType::U32 => "u32",
+        }
+    }
+}
+
+impl Memory {
+    /// The upper-case name, e.g. `SH`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Global => "GL",
+            Memory::Shared => "SH",
+            Memory::Registers => "RF",
+        }
+    }
+}
+
+impl GroupKind {
+    /// `thread` or `block`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupKind::Thread => "thread",
+            GroupKind::Block => "block",
+        }
+    }
+}
+
+impl UnaryOp {
+    /// Every operator with its name, in documentation order.
+    pub const ALL: [(&'static str, UnaryOp); 6] = [
+        ("relu", UnaryOp::Relu),
+        ("exp", UnaryOp::Exp),
+        ("exp2", UnaryOp::Exp2),
+        ("rsqrt", UnaryOp::Rsqrt),
+        ("neg", UnaryOp::Neg),
+        ("abs", UnaryOp::Abs),
+    ];
+
+    /// The operator's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Relu => "relu",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+        }
+    }
+}
+
+impl BinaryOp {
+    /// Every operator with its name, in documentation order.
+    pub const ALL: [(&'static str, BinaryOp); 5] = [
+        ("add", BinaryOp::Add),
+        ("sub", BinaryOp::Sub),
+        ("mul", BinaryOp::Mul),
+        ("max", BinaryOp::Max),
+        ("min", BinaryOp::Min),
+    ];
+
+    /// The operator's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Max => "max",
+            BinaryOp::Min => "min",
+        }
+    }
+}
+
+impl ReduceOp {
+    /// Every operator with its name.
+    pub const ALL: [(&'static str, ReduceOp); 2] = [("add", ReduceOp::Add), ("max", ReduceOp::Max)];
+
+    /// The operator's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "add",
+            ReduceOp::Max => "max",
+        }
+    }
+}
+
+impl IntOp {
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            IntOp::Add => "+",
+            IntOp::Sub => "-",
+            IntOp::Mul => "*",
+            IntOp::Div => "/",
+            IntOp::Rem => "%",
+        }
+    }
+
+    /// Binding strength: higher binds tighter.
+    pub fn precedence(self) -> u8 {
+        match self {
+            IntOp::Add | IntOp::Sub => 1,
+            IntOp::Mul | IntOp::Div | IntOp::Rem => 2,
+        }
+    }
+}
+
+impl CmpOp {
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+impl SpecKind {
+    /// The kind's name as written, e.g. `BinaryPointwise`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SpecKind::Move { .. } => "Move",
+            SpecKind::MatMul { .. } => "MatMul",
+            SpecKind::UnaryPointwise(_) => "UnaryPointwise",
+            SpecKind::BinaryPointwise(_) => "BinaryPointwise",
+            SpecKind::Reduction(..) => "Reduction",
+            SpecKind::Shfl(..) => "Shfl",
+            SpecKind::Init(_) => "Init",
+            SpecKind::Generic => "Spec",
+        }
+    }
+}

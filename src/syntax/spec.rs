@@ -1,0 +1,366 @@
+//! Stage 1, syntax: the part of a spec statement after `<-` — the kind and
+//! its parameters, the launch configuration `<<<#blocks, #threads>>>`, the
+//! inputs and the optional decomposition.
+
+use nom::{Err, Parser};
+
+use super::arith::{float_value, int_expr};
+use super::ast::{
+    BinaryOp, Expr, ReduceOp, SPEC_KIND_NAMES, ShflMode, SpecKind, SpecStmt, UnaryOp,
+};
+use super::error::{SyntaxError, codes, suggest};
+use super::expr::{closing, expr};
+use super::lexeme::{
+    Input, PResult, at, cut, expect, fail, int_literal, offset, peek, skip, span_to, sym, word,
+};
+use super::stmt::block;
+use crate::diag::{Diagnostic, Span};
+
+const LAUNCH_HELP: &str =
+    "a launch configuration names two thread groups: `<<<#blocks, #threads>>>`";
+
+/// Everything after `outs <-`, where `arrow` is the span of `<-`.
+pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) -> PResult<SpecStmt> {
+    let input = skip(input);
+    let start = offset(&input);
+    if !peek(&input).is_some_and(|c| c.is_ascii_alphabetic()) {
+        let mut error = SyntaxError::expected(start, "a spec kind such as `Move`");
+        error.related = Some((arrow, "a spec's kind follows `<-`"));
+        error.help = Some("name the computation after `<-`, e.g. `%out <- Move<<<#b, #t>>>(%in)`");
+        return Err(Err::Failure(error.code_override(codes::SPEC_OPERAND)));
+    }
+    let (rest, (name, name_span)) = word(input)?;
+    let (rest, kind) = match name {
+        "Move" => {
+            let (rest, flag) = flag_parameter(rest, "Move", "async")?;
+            (rest, SpecKind::Move { asynchronous: flag })
+        }
+        "MatMul" => {
+            let (rest, flag) = flag_parameter(rest, "MatMul", "overwrite")?;
+            (rest, SpecKind::MatMul { overwrite: flag })
+        }
+        "UnaryPointwise" => {
+            let (rest, op) = operator_parameter(rest, name, name_span, &UnaryOp::ALL)?;
+            (rest, SpecKind::UnaryPointwise(op))
+        }
+        "BinaryPointwise" => {
+            let (rest, op) = operator_parameter(rest, name, name_span, &BinaryOp::ALL)?;
+            (rest, SpecKind::BinaryPointwise(op))
+        }
+        "Reduction" => reduction(rest, name_span)?,
+        "Shfl" => shuffle(rest, name_span)?,
+        "Init" => {
+            let help = Some("`Init` takes the value to store, e.g. `Init<0.0>`");
+            let (rest, _) = cut(expect("`<` and a value", help, params_open))
+                .parse(rest)
+                .map_err(params_code)?;
+            let (rest, (value, _)) = cut(float_value).parse(rest)?;
+            let (rest, _) = cut(expect("`>`", help, sym(">")))
+                .parse(rest)
+                .map_err(params_code)?;
+            (rest, SpecKind::Init(value))
+        }
+        "Spec" => {
+            if at_params(&rest) {
+                return fail(
+                    Diagnostic::error(
+                        codes::SPEC_PARAMS,
+                        "the generic `Spec` takes no parameters",
+                        name_span,
+                    )
+                    .with_label("a generic spec")
+                    .with_help("write `Spec<<<#b, #t>>>(…) { … }`; the body says what it computes"),
+                );
+            }
+            (rest, SpecKind::Generic)
+        }
+        unknown => return fail(unknown_kind(unknown, name_span)),
+    };
+    let kind_span = span_to(start, &rest);
+    let (rest, (blocks, threads)) = launch(rest)?;
+    let (rest, open) = cut(expect(
+        "`(` and the inputs",
+        Some("a spec lists its inputs in parentheses, possibly none: `(%a, %b)` or `()`"),
+        sym("("),
+    ))
+    .parse(rest)?;
+    let (rest, inputs) = inputs(rest, open)?;
+    let (rest, body) = if at(&rest, "{") {
+        let (rest, body) = block(rest)?;
+        (rest, Some(body))
+    } else {
+        (rest, None)
+    };
+    Ok((
+        rest,
+        SpecStmt {
+            outputs,
+            kind,
+            kind_span,
+            blocks,
+            threads,
+            inputs,
+            body,
+        },
+    ))
+}
+
+fn params_code(error: Err<SyntaxError>) -> Err<SyntaxError> {
+    error.map(|error| error.code_override(codes::SPEC_PARAMS))
+}
+
+/// Whether a parameter list `<…>` follows (a `<` that does not open `<<<`).
+fn at_params(input: &Input) -> bool {
+    at(input, "<") && !at(input, "<<<")
+}
+
+fn params_open(input: Input) -> PResult<Span> {
+    if at(&input, "<<<") {
+        let input = skip(input);
+        return Err(Err::Error(SyntaxError::expected(offset(&input), "`<`")));
+    }
+    sym("<").parse(input)
+}
+
+fn unknown_kind(name: &str, span: Span) -> Diagnostic {
+    let diagnostic = Diagnostic::error(
+        codes::UNKNOWN_SPEC,
+        format!("unknown spec kind `{name}`"),
+        span,
+    )
+    .with_label("not a built-in kind");
+    match suggest(name, &SPEC_KIND_NAMES) {
+        Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+        None => diagnostic.with_help(
+            "the kinds are Move, MatMul, UnaryPointwise, BinaryPointwise, Reduction, Shfl, Init, and `Spec` for a fused computation",
+        ),
+    }
+}
+
+/// `<flag>` or nothing, for `Move<async>` and `MatMul<overwrite>`.
+fn flag_parameter<'s>(
+    input: Input<'s>,
+    kind: &'static str,
+    flag: &'static str,
+) -> PResult<'s, bool> {
+    if !at_params(&input) {
+        return Ok((input, false));
+    }
+    let (rest, _) = sym("<").parse(input)?;
+    let (rest, (found, span)) = cut(expect("a parameter", None, word))
+        .parse(rest)
+        .map_err(params_code)?;
+    if found != flag {
+        return fail(
+            Diagnostic::error(
+                codes::SPEC_PARAMS,
+                format!("`{kind}` has no parameter `{found}`"),
+                span,
+            )
+            .with_label("unknown parameter")
+            .with_help(format!("`{kind}` takes no parameter, or `<{flag}>`")),
+        );
+    }
+    let (rest, _) = cut(sym(">")).parse(rest).map_err(params_code)?;
+    Ok((rest, true))
+}
+
+/// `<op>` for the pointwise kinds, `op` one of `ops`.
+fn operator_parameter<'s, Op: Copy>(
+    input: Input<'s>,
+    kind: &str,
+    kind_span: Span,
+    ops: &[(&'static str, Op)],
+) -> PResult<'s, Op> {
+    let names: Vec<&str> = ops.iter().map(|(name, _)| *name).collect();
+    let list = names.join(", ");
+    if !at_params(&input) {
+        return fail(
+            Diagnostic::error(
+                codes::SPEC_PARAMS,
+                format!("`{kind}` needs an operator"),
+                kind_span,
+            )
+            .with_label("no operator given")
+            .with_help(format!(
+                "write `{kind}<{}>`; the operators are {list}",
+                names[0]
+            )),
+        );
+    }
+    let (rest, _) = sym("<").parse(input)?;
+    let (rest, op) = operator(rest, kind, ops)?;
+    let (rest, _) = cut(sym(">")).parse(rest).map_err(params_code)?;
+    Ok((rest, op))
+}
+
+fn operator<'s, Op: Copy>(
+    input: Input<'s>,
+    kind: &str,
+    ops: &[(&'static str, Op)],
+) -> PResult<'s, Op> {
+    let names: Vec<&str> = ops.iter().map(|(name, _)| *name).collect();
+    let (rest, (found, span)) = cut(expect("an operator", None, word))
+        .parse(input)
+        .map_err(params_code)?;
+    match ops.iter().find(|(name, _)| *name == found) {
+        Some((_, op)) => Ok((rest, *op)),
+        None => {
+            let diagnostic = Diagnostic::error(
+                codes::SPEC_PARAMS,
+                format!("`{kind}` has no operator `{found}`"),
+                span,
+            )
+            .with_label("unknown operator");
+            let help = match suggest(found, &names) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("the operators of `{kind}` are {}", names.join(", ")),
+            };
+            fail(diagnostic.with_help(help))
+        }
+    }
+}
+
+/// `<op, [axes]>` after `Reduction`.
+fn reduction(input: Input, kind_span: Span) -> PResult<SpecKind> {
+    let help = Some("write `Reduction<add, [1]>`: the operator, then the axes to reduce");
+    if !at_params(&input) {
+        return fail(
+            Diagnostic::error(
+                codes::SPEC_PARAMS,
+                "`Reduction` needs an operator and axes",
+                kind_span,
+            )
+            .with_label("no parameters given")
+            .with_help("write `Reduction<add, [1]>`: the operator, then the axes to reduce"),
+        );
+    }
+    let (rest, _) = sym("<").parse(input)?;
+    let (rest, op) = operator(rest, "Reduction", &ReduceOp::ALL)?;
+    let (rest, _) = cut(expect("`,` and the axes", help, sym(",")))
+        .parse(rest)
+        .map_err(params_code)?;
+    let (rest, open) = cut(expect("the axes `[…]`", help, sym("[")))
+        .parse(rest)
+        .map_err(params_code)?;
+    let mut axes = Vec::new();
+    let mut rest = rest;
+    if !at(&rest, "]") {
+        let (after, first) = cut(expect("an axis", help, int_expr)).parse(rest)?;
+        axes.push(first);
+        rest = after;
+        while at(&rest, ",") {
+            let (after, _) = sym(",").parse(rest)?;
+            let (after, axis) = cut(expect("an axis", help, int_expr)).parse(after)?;
+            axes.push(axis);
+            rest = after;
+        }
+    }
+    let (rest, _) = cut(closing("]", open)).parse(rest).map_err(params_code)?;
+    let (rest, _) = cut(expect("`>`", help, sym(">")))
+        .parse(rest)
+        .map_err(params_code)?;
+    Ok((rest, SpecKind::Reduction(op, axes)))
+}
+
+/// `<bfly, mask>` after `Shfl`.
+fn shuffle(input: Input, kind_span: Span) -> PResult<SpecKind> {
+    let help = Some("write `Shfl<bfly, 16>`: the pattern, then the lane mask");
+    if !at_params(&input) {
+        return fail(
+            Diagnostic::error(
+                codes::SPEC_PARAMS,
+                "`Shfl` needs a pattern and a lane mask",
+                kind_span,
+            )
+            .with_label("no parameters given")
+            .with_help("write `Shfl<bfly, 16>`: the pattern, then the lane mask"),
+        );
+    }
+    let (rest, _) = sym("<").parse(input)?;
+    let (rest, mode) = operator(rest, "Shfl", &[("bfly", ShflMode::Bfly)])?;
+    let (rest, _) = cut(expect("`,` and a lane mask", help, sym(",")))
+        .parse(rest)
+        .map_err(params_code)?;
+    let (rest, mask) = cut(expect("a lane mask", help, int_expr)).parse(rest)?;
+    let (rest, _) = cut(expect("`>`", help, sym(">")))
+        .parse(rest)
+        .map_err(params_code)?;
+    Ok((rest, SpecKind::Shfl(mode, mask)))
+}
+
+/// `<<<#blocks, #threads>>>`.
+fn launch(input: Input) -> PResult<(Expr, Expr)> {
+    let here = skip(input);
+    let text = *here.fragment();
+    if !text.starts_with("<<<") {
+        let found = offset(&here);
+        let mut error = SyntaxError::expected(found, "`<<<`");
+        error.help = Some(if text.starts_with("<<") || text.starts_with('<') {
+            "launch configurations open with three angle brackets: `<<<#blocks, #threads>>>`"
+        } else {
+            "write the launch configuration between the kind and the inputs: `Move<<<#b, #t>>>(%in)`"
+        });
+        return Err(Err::Failure(error.code_override(codes::BAD_LAUNCH)));
+    }
+    let (rest, open) = sym("<<<").parse(input)?;
+    let (rest, blocks) = launch_group(rest)?;
+    let (rest, _) = cut(expect(
+        "`,` and the thread group",
+        Some(LAUNCH_HELP),
+        sym(","),
+    ))
+    .parse(rest)
+    .map_err(|error| error.map(|error| error.code_override(codes::BAD_LAUNCH)))?;
+    let (rest, threads) = launch_group(rest)?;
+    let closed = sym(">>>").parse(rest);
+    match closed {
+        Ok((rest, _)) => Ok((rest, (blocks, threads))),
+        Err(_) => {
+            let found = offset(&skip(rest));
+            let mut error = SyntaxError::expected(found, "`>>>`");
+            error.related = Some((open, "launch configuration opened here"));
+            error.help =
+                Some("close the launch configuration with `>>>`: `<<<#blocks, #threads>>>`");
+            Err(Err::Failure(error.code_override(codes::BAD_LAUNCH)))
+        }
+    }
+}
+
+fn launch_group(input: Input) -> PResult<Expr> {
+    let here = skip(input);
+    if peek(&here).is_some_and(|c| c.is_ascii_digit()) {
+        let (_, (value, span)) = int_literal(here)?;
+        return fail(
+            Diagnostic::error(
+                codes::BAD_LAUNCH,
+                "launch groups are thread groups, not numbers",
+                span,
+            )
+            .with_label("expected a group such as `#4`")
+            .with_help(format!("name the group with `#`: `#{value}`")),
+        );
+    }
+    cut(expect("a thread group `#g`", Some(LAUNCH_HELP), expr))
+        .parse(input)
+        .map_err(|error| error.map(|error| error.code_override(codes::BAD_LAUNCH)))
+}
+
+/// The inputs after `(`, up to and including `)`.
+fn inputs(input: Input, open: Span) -> PResult<Vec<Expr>> {
+    let mut inputs = Vec::new();
+    if at(&input, ")") {
+        let (rest, _) = sym(")").parse(input)?;
+        return Ok((rest, inputs));
+    }
+    let (mut rest, first) = cut(expect("an input tensor `%x` or `)`", None, expr)).parse(input)?;
+    inputs.push(first);
+    while at(&rest, ",") {
+        let (after, _) = sym(",").parse(rest)?;
+        let (after, next) = cut(expect("an input tensor `%x`", None, expr)).parse(after)?;
+        inputs.push(next);
+        rest = after;
+    }
+    let (rest, _) = cut(closing(")", open)).parse(rest)?;
+    Ok((rest, inputs))
+}

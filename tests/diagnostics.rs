@@ -1,0 +1,154 @@
+//! Golden diagnostics: every `tests/diagnostics/**/NAME.gph` is run through
+//! the front end and its diagnostics, rendered without colour, must equal
+//! `NAME.stderr` beside it. `BLESS=1 cargo test --test diagnostics` rewrites
+//! the expected files. Subfolders group the cases by stage (`syntax/`, and
+//! `check/` once the checker exists); all are picked up.
+
+use std::path::{Path, PathBuf};
+
+use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
+use graphene::syntax::{codes, parse_file};
+
+/// The front end as far as it exists: the diagnostics of one file. The
+/// checker joins here (parse, then check the parsed file).
+fn front_end(name: &str, src: &str) -> Vec<Diagnostic> {
+    match parse_file(name, src) {
+        Ok(_) => Vec::new(),
+        Err(diagnostics) => diagnostics,
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics")
+}
+
+fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        .map(|entry| entry.expect("readable entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            cases(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "gph") {
+            out.push(path);
+        }
+    }
+}
+
+/// The case's name as shown in its diagnostics: its path under
+/// `tests/diagnostics`, with `/` separators on every platform.
+fn display_name(path: &Path) -> String {
+    let relative = path.strip_prefix(root()).expect("case under the root");
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[test]
+fn rendered_diagnostics_match_the_expected_files() {
+    let mut paths = Vec::new();
+    cases(&root(), &mut paths);
+    assert!(paths.len() >= 15, "only {} cases found", paths.len());
+    let bless = std::env::var_os("BLESS").is_some_and(|value| value == "1");
+    let mut mismatches = Vec::new();
+    for path in &paths {
+        let src = std::fs::read_to_string(path).expect("readable case");
+        let name = display_name(path);
+        let diagnostics = front_end(&name, &src);
+        let mut files = SourceMap::new();
+        let id = files.add(name.clone(), src.clone());
+        let rendered = files.render(id, &diagnostics, ColorChoice::Never);
+        let expected_path = path.with_extension("stderr");
+        if bless {
+            std::fs::write(&expected_path, &rendered).expect("writable expected file");
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if expected != rendered {
+            mismatches.push((name, expected, rendered));
+        }
+    }
+    if let Some((name, expected, rendered)) = mismatches.first() {
+        let names: Vec<&str> = mismatches
+            .iter()
+            .map(|(name, _, _)| name.as_str())
+            .collect();
+        eprintln!("mismatched cases (rerun with BLESS=1 to accept): {names:?}");
+        pretty_assertions::assert_eq!(expected, rendered, "{name}");
+    }
+}
+
+/// Each bad program is rejected, and each of its messages is complete:
+/// a location, the source line with an underline, and a concrete help.
+#[test]
+fn every_case_is_rejected_with_located_helpful_messages() {
+    let mut paths = Vec::new();
+    cases(&root(), &mut paths);
+    for path in &paths {
+        let src = std::fs::read_to_string(path).expect("readable case");
+        let name = display_name(path);
+        let diagnostics = front_end(&name, &src);
+        assert!(
+            !diagnostics.is_empty(),
+            "{name}: accepted, but it is a bad program"
+        );
+        let mut files = SourceMap::new();
+        let id = files.add(name.clone(), src.clone());
+        for diagnostic in &diagnostics {
+            let text = files.render(id, std::slice::from_ref(diagnostic), ColorChoice::Never);
+            let (line, column) = files
+                .line_column(id, diagnostic.primary.span.start)
+                .expect("file");
+            assert!(
+                text.contains(&format!("--> {name}:{line}:{column}")),
+                "{name}: no location in\n{text}"
+            );
+            assert!(text.contains(" | "), "{name}: no source line in\n{text}");
+            assert!(text.contains('^'), "{name}: no underline in\n{text}");
+            assert!(text.contains("= help: "), "{name}: no help in\n{text}");
+        }
+    }
+}
+
+/// Every syntax code is documented, and every code the cases produce is
+/// one of ours.
+#[test]
+fn every_code_is_documented() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/diagnostics.md"))
+            .expect("docs/diagnostics.md");
+    for code in codes::ALL {
+        assert!(
+            docs.contains(&format!("`{code}`")),
+            "{code} is not in docs/diagnostics.md"
+        );
+    }
+    let mut paths = Vec::new();
+    cases(&root().join("syntax"), &mut paths);
+    let mut seen = std::collections::BTreeSet::new();
+    for path in &paths {
+        let src = std::fs::read_to_string(path).expect("readable case");
+        for diagnostic in front_end("case.gph", &src) {
+            assert!(
+                codes::ALL.contains(&diagnostic.code),
+                "unknown code {}",
+                diagnostic.code
+            );
+            seen.insert(diagnostic.code);
+        }
+    }
+    let unexercised: Vec<_> = codes::ALL
+        .iter()
+        .filter(|code| !seen.contains(*code))
+        .collect();
+    // Only the 4 GiB limit cannot be shown by a file in the repository.
+    assert_eq!(
+        unexercised,
+        [&codes::TOO_LARGE],
+        "codes without a golden case"
+    );
+}
