@@ -143,6 +143,22 @@ pub enum LayoutError {
         condition: &'static str,
     },
 
+    /// An operation that must keep the number of elements was given operands
+    /// of different sizes.
+    #[error("{operation} of {layout} (size {size}) by {target} (size {target_size}): the sizes must be equal")]
+    SizeMismatch {
+        /// The operation (`reshape`).
+        operation: &'static str,
+        /// The layout operated on.
+        layout: String,
+        /// Its size.
+        size: i64,
+        /// The other operand.
+        target: String,
+        /// Its size.
+        target_size: i64,
+    },
+
     /// Swizzle parameters outside CuTe's rules.
     #[error("Sw<{bits},{base},{shift}> is not a valid swizzle: {condition}")]
     InvalidSwizzle {

@@ -81,18 +81,6 @@ impl Layout {
         }
     }
 
-    /// The flat layout of `(shape, stride)` pairs: a leaf for one pair, a
-    /// depth-1 tuple otherwise. Fails only on overflow.
-    pub(crate) fn from_pairs(pairs: &[(i64, i64)]) -> LayoutResult<Layout> {
-        match pairs {
-            [(s, d)] => Layout::leaf(*s, *d),
-            _ => Layout::new(
-                Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
-                Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
-            ),
-        }
-    }
-
     /// The one-mode layout `shape:stride`.
     ///
     /// ```
