@@ -143,12 +143,14 @@ pub fn right_inverse(layout: &Layout) -> Layout {
 }
 
 /// The left inverse (CuTe's quasi-inverse): `R` with `R(L(i)) == i` for
-/// every `i < size(L)` when `L` is injective, and `L(R(L(i))) == L(i)` in
-/// general (with `L` extended past its size as in
-/// [`Layout::eval_unbounded`]).
+/// every `i < size(L)` when `L` is injective, and `L(R(L(i))) == L(i)` when
+/// `L` repeats offsets only through stride-0 modes.
 ///
 /// Errors: a negative stride; sorted non-zero strides where one is not a
-/// multiple of the previous (the modes interleave).
+/// multiple of the previous (the modes interleave), or is below the previous
+/// stride × size (the modes overlap). CuTe checks only the first rule and
+/// returns, for some overlapping layouts such as `(2,3):(12,6)`, a layout
+/// that breaks its own postcondition; we refuse those.
 ///
 /// ```
 /// use graphene::layout::{Layout, left_inverse};
@@ -173,23 +175,36 @@ pub fn left_inverse(layout: &Layout) -> LayoutResult<Layout> {
     let mut shapes: Vec<i64> = Vec::new();
     let mut strides: Vec<i64> = vec![0];
     let mut covered = 1i64;
+    let mut span = 1i64;
     for &i in &order {
-        let d = modes[i].1;
+        let (s, d) = modes[i];
         if d == 0 {
             continue;
         }
-        if d % covered != 0 {
+        let condition = if d % covered != 0 {
+            Some(format!(
+                "stride {d} is not a multiple of {covered}, the stride below it (the modes \
+                 interleave)"
+            ))
+        } else if d < span {
+            Some(format!(
+                "stride {d} is below {span}, the extent of the modes with smaller strides (the \
+                 modes overlap, so offsets repeat)"
+            ))
+        } else {
+            None
+        };
+        if let Some(condition) = condition {
             return Err(LayoutError::LeftInverse {
                 layout: layout.to_string(),
-                condition: format!(
-                    "stride {d} is not a multiple of {covered}, the stride below it (the modes \
-                     interleave)"
-                ),
+                condition,
             });
         }
         shapes.push(d / covered);
         strides.push(index_strides[i]);
         covered = d;
+        // At most the cosize, which fits.
+        span = d.saturating_mul(s);
     }
     let last = order.last().map_or(1, |&i| modes[i].0);
     shapes.push(last);
@@ -275,5 +290,11 @@ mod tests {
             Err(LayoutError::LeftInverse { .. })
         ));
         assert!(left_inverse(&layout("4:-1")).is_err());
+        assert!(matches!(
+            left_inverse(&layout("(2,3):(12,6)")),
+            Err(LayoutError::LeftInverse { .. })
+        ));
+        // Repeats through a stride-0 mode are fine.
+        assert_eq!(left_inverse(&layout("(3,4):(0,1)")).unwrap().to_string(), "4:3");
     }
 }

@@ -104,9 +104,14 @@ pub fn reshape(layout: &Layout, target: &Layout) -> LayoutResult<Layout> {
 }
 
 /// Checks that `L` has *digit coordinates*: its leaves of size > 1 have
-/// positive strides and, sorted by stride, do not interleave — each stride is
-/// at least the previous stride × the previous size. Then `L` is injective
-/// and the coordinate of an id is read off digit by digit.
+/// positive strides and, sorted by stride, each stride is a multiple of the
+/// previous stride × the previous size. Then `L` is injective, its modes do
+/// not interleave, and `(id / stride) % shape` reads each coordinate off.
+///
+/// Not interleaving (each stride ≥ the previous stride × size) is not
+/// enough for that formula: in `((2,2)):((2,10))` the id 10 is the
+/// coordinate (0,1), yet `(10 / 2) % 2 = 1`. The multiple rule is what makes
+/// the higher modes vanish modulo each lower one.
 ///
 /// ```
 /// use graphene::layout::{Layout, digit_decomposable};
@@ -132,10 +137,11 @@ pub fn digit_decomposable(layout: &Layout) -> LayoutResult<()> {
     for pair in modes.windows(2) {
         let ((s0, d0), (s1, d1)) = (pair[0], pair[1]);
         // s0·d0 fits: it is at most the layout's cosize.
-        if d1 < s0 * d0 {
+        let span = s0 * d0;
+        if d1 % span != 0 {
+            let how = if d1 < span { "interleaves with" } else { "is not aligned to" };
             return Err(failure(format!(
-                "mode {s1}:{d1} interleaves with mode {s0}:{d0} (its stride is below {})",
-                s0 * d0
+                "mode {s1}:{d1} {how} mode {s0}:{d0}: its stride is not a multiple of {span}"
             )));
         }
     }
@@ -214,6 +220,8 @@ mod tests {
         assert!(digit_decomposable(&layout("[4,1,2 : 1,0,4]")).is_ok());
         assert!(digit_decomposable(&layout("[4,2 : 2,1]")).is_ok());
         assert!(digit_decomposable(&layout("[4,2 : 2,3]")).is_err());
+        assert!(digit_decomposable(&layout("[2,2 : 2,10]")).is_err());
+        assert!(digit_decomposable(&layout("[2,2 : 2,12]")).is_ok());
         assert_eq!(digit_coordinates(&layout("[(4,2) : (1,16)]"), 21).unwrap().to_string(), "((1,1))");
         assert!(digit_coordinates(&layout("[8 : 1]"), -1).is_err());
         assert_eq!(digit_coordinates(&Layout::empty(), 5).unwrap(), Tuple::Node(vec![]));
