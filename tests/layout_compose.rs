@@ -136,7 +136,11 @@ fn cute_guide_examples() {
         ("20:2", "(5,4):(4,1)", "(5,4):(8,2)"),
         ("(10,2):(16,4)", "(5,4):(1,5)", "(5,(2,2)):(16,(80,4))"),
         ("(6,2):(8,2)", "(4,3):(3,1)", "((2,2),3):((24,2),8)"),
-        ("(3,6,2,8):(1,100,1000,10000)", "16:9", "(2,2,4):(300,1000,10000)"),
+        (
+            "(3,6,2,8):(1,100,1000,10000)",
+            "16:9",
+            "(2,2,4):(300,1000,10000)",
+        ),
     ];
     for (a, b, expected) in cases {
         let r = composition(&layout(a), &layout(b)).unwrap();
@@ -147,10 +151,19 @@ fn cute_guide_examples() {
 #[test]
 fn by_mode_composition_examples() {
     let a = layout("(12,(4,8)):(59,(13,1))");
-    let tiler = Tiler::ByMode(vec![Tiler::Layout(layout("3:4")), Tiler::Layout(layout("8:2"))]);
-    assert_eq!(composition_by_mode(&a, &tiler).unwrap().to_string(), "(3,(2,4)):(236,(26,1))");
+    let tiler = Tiler::ByMode(vec![
+        Tiler::Layout(layout("3:4")),
+        Tiler::Layout(layout("8:2")),
+    ]);
+    assert_eq!(
+        composition_by_mode(&a, &tiler).unwrap().to_string(),
+        "(3,(2,4)):(236,(26,1))"
+    );
     let shape = Tiler::shape(&[3, 8]).unwrap();
-    assert_eq!(composition_by_mode(&a, &shape).unwrap().to_string(), "(3,(4,2)):(59,(13,1))");
+    assert_eq!(
+        composition_by_mode(&a, &shape).unwrap().to_string(),
+        "(3,(4,2)):(59,(13,1))"
+    );
 }
 
 #[test]
@@ -158,7 +171,10 @@ fn reshape_is_composition_of_equal_size() {
     let warp_groups = layout("[4 : 8]");
     let r = reshape(&warp_groups, &layout("[2,2 : 2,1]")).unwrap();
     assert_eq!(r.ir().to_string(), "[2,2 : 16,8]");
-    assert_eq!(r, composition(&warp_groups, &layout("[2,2 : 2,1]")).unwrap());
+    assert_eq!(
+        r,
+        composition(&warp_groups, &layout("[2,2 : 2,1]")).unwrap()
+    );
 }
 
 #[test]
@@ -172,4 +188,3 @@ fn overflow_is_an_error_not_a_wrap() {
         Err(LayoutError::Overflow { .. })
     ));
 }
-

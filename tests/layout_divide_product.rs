@@ -6,8 +6,8 @@ mod layout_gen;
 
 use graphene::layout::{
     IntTuple, Layout, LayoutError, Tiler, Tuple, blocked_product, coalesce, complement,
-    composition, composition_by_mode, logical_divide, logical_product, raked_product,
-    tiled_divide, zipped_divide,
+    composition, composition_by_mode, logical_divide, logical_product, raked_product, tiled_divide,
+    zipped_divide,
 };
 use layout_gen::{
     arb_compact_layout, arb_injective_layout, arb_layout, arb_layout_sized, is_injective, layout,
@@ -216,7 +216,10 @@ fn gemm_sized_divide() {
     let z = zipped_divide(&matrix, &tiler).unwrap();
     assert_eq!(z.to_string(), "((128,32),(32,128)):((1,4096),(128,131072))");
     let t = tiled_divide(&matrix, &tiler).unwrap();
-    assert_eq!(t.ir().to_string(), "[(128,32),32,128 : (1,4096),128,131072]");
+    assert_eq!(
+        t.ir().to_string(),
+        "[(128,32),32,128 : (1,4096),128,131072]"
+    );
 }
 
 #[test]
@@ -231,7 +234,10 @@ fn exhaustive_small_exact_divides() {
     for l in &bijections {
         for t in &tilers {
             if let Ok(d) = logical_divide(l, &Tiler::Layout(t.clone())) {
-                assert_eq!(offsets(&d.mode(0).unwrap()), offsets(&composition(l, t).unwrap()));
+                assert_eq!(
+                    offsets(&d.mode(0).unwrap()),
+                    offsets(&composition(l, t).unwrap())
+                );
                 if d.size() == l.size() {
                     assert_eq!(sorted_offsets(&d), sorted_offsets(l), "{l} / {t}");
                     exact += 1;

@@ -19,7 +19,11 @@ fn tiler(text: &str) -> Tiler {
 /// The 4×8 grid of `l`, row by row, as the paper prints it.
 fn grid(l: &Layout) -> Vec<Vec<i64>> {
     (0..4)
-        .map(|r| (0..8).map(|c| l.eval_coord(&flat(&[r, c])).unwrap()).collect())
+        .map(|r| {
+            (0..8)
+                .map(|c| l.eval_coord(&flat(&[r, c])).unwrap())
+                .collect()
+        })
         .collect()
 }
 
@@ -44,30 +48,42 @@ fn section_3_2_layouts_at_the_listed_coordinates() {
 #[test]
 fn section_3_2_whole_grids() {
     let cases: [(&str, [[i64; 8]; 4]); 4] = [
-        ("[4,8 : 1,4]", [
-            [0, 4, 8, 12, 16, 20, 24, 28],
-            [1, 5, 9, 13, 17, 21, 25, 29],
-            [2, 6, 10, 14, 18, 22, 26, 30],
-            [3, 7, 11, 15, 19, 23, 27, 31],
-        ]),
-        ("[4,8 : 8,1]", [
-            [0, 1, 2, 3, 4, 5, 6, 7],
-            [8, 9, 10, 11, 12, 13, 14, 15],
-            [16, 17, 18, 19, 20, 21, 22, 23],
-            [24, 25, 26, 27, 28, 29, 30, 31],
-        ]),
-        ("[4,(2,4) : 2,(1,8)]", [
-            [0, 1, 8, 9, 16, 17, 24, 25],
-            [2, 3, 10, 11, 18, 19, 26, 27],
-            [4, 5, 12, 13, 20, 21, 28, 29],
-            [6, 7, 14, 15, 22, 23, 30, 31],
-        ]),
-        ("[(2,2),(2,4) : (1,4),(2,8)]", [
-            [0, 2, 8, 10, 16, 18, 24, 26],
-            [1, 3, 9, 11, 17, 19, 25, 27],
-            [4, 6, 12, 14, 20, 22, 28, 30],
-            [5, 7, 13, 15, 21, 23, 29, 31],
-        ]),
+        (
+            "[4,8 : 1,4]",
+            [
+                [0, 4, 8, 12, 16, 20, 24, 28],
+                [1, 5, 9, 13, 17, 21, 25, 29],
+                [2, 6, 10, 14, 18, 22, 26, 30],
+                [3, 7, 11, 15, 19, 23, 27, 31],
+            ],
+        ),
+        (
+            "[4,8 : 8,1]",
+            [
+                [0, 1, 2, 3, 4, 5, 6, 7],
+                [8, 9, 10, 11, 12, 13, 14, 15],
+                [16, 17, 18, 19, 20, 21, 22, 23],
+                [24, 25, 26, 27, 28, 29, 30, 31],
+            ],
+        ),
+        (
+            "[4,(2,4) : 2,(1,8)]",
+            [
+                [0, 1, 8, 9, 16, 17, 24, 25],
+                [2, 3, 10, 11, 18, 19, 26, 27],
+                [4, 5, 12, 13, 20, 21, 28, 29],
+                [6, 7, 14, 15, 22, 23, 30, 31],
+            ],
+        ),
+        (
+            "[(2,2),(2,4) : (1,4),(2,8)]",
+            [
+                [0, 2, 8, 10, 16, 18, 24, 26],
+                [1, 3, 9, 11, 17, 19, 25, 27],
+                [4, 6, 12, 14, 20, 22, 28, 30],
+                [5, 7, 13, 15, 21, 23, 29, 31],
+            ],
+        ),
     ];
     for (text, expected) in cases {
         let expected: Vec<Vec<i64>> = expected.iter().map(|row| row.to_vec()).collect();
@@ -79,9 +95,18 @@ fn section_3_2_whole_grids() {
 fn section_3_3_tilings() {
     let a = layout("[4,8 : 1,4]");
     let cases = [
-        (vec![tiler("[2:1]"), tiler("[4:1]")], "[2,2 : 2,16].[2,4 : 1,4]"),
-        (vec![tiler("[2:2]"), tiler("[4:1]")], "[2,2 : 1,16].[2,4 : 2,4]"),
-        (vec![tiler("[2:2]"), tiler("[2,2 : 1,4]")], "[2,2 : 1,8].[2,(2,2) : 2,(4,16)]"),
+        (
+            vec![tiler("[2:1]"), tiler("[4:1]")],
+            "[2,2 : 2,16].[2,4 : 1,4]",
+        ),
+        (
+            vec![tiler("[2:2]"), tiler("[4:1]")],
+            "[2,2 : 1,16].[2,4 : 2,4]",
+        ),
+        (
+            vec![tiler("[2:2]"), tiler("[2,2 : 1,4]")],
+            "[2,2 : 1,8].[2,(2,2) : 2,(4,16)]",
+        ),
     ];
     for (tilers, expected) in cases {
         assert_eq!(tile(&a, &tilers).unwrap().to_string(), expected);
@@ -113,19 +138,25 @@ fn listed_tiles(t: &graphene::layout::Tiled) -> Vec<Vec<i64>> {
 fn section_3_3_tile_contents_as_printed() {
     let a = layout("[4,8 : 1,4]");
     let interleaved = tile(&a, &[tiler("[2:2]"), tiler("[4:1]")]).unwrap();
-    assert_eq!(listed_tiles(&interleaved), vec![
-        vec![0, 4, 8, 12, 2, 6, 10, 14],
-        vec![16, 20, 24, 28, 18, 22, 26, 30],
-        vec![1, 5, 9, 13, 3, 7, 11, 15],
-        vec![17, 21, 25, 29, 19, 23, 27, 31],
-    ]);
+    assert_eq!(
+        listed_tiles(&interleaved),
+        vec![
+            vec![0, 4, 8, 12, 2, 6, 10, 14],
+            vec![16, 20, 24, 28, 18, 22, 26, 30],
+            vec![1, 5, 9, 13, 3, 7, 11, 15],
+            vec![17, 21, 25, 29, 19, 23, 27, 31],
+        ]
+    );
     let both = tile(&a, &[tiler("[2:2]"), tiler("[2,2 : 1,4]")]).unwrap();
-    assert_eq!(listed_tiles(&both), vec![
-        vec![0, 4, 16, 20, 2, 6, 18, 22],
-        vec![8, 12, 24, 28, 10, 14, 26, 30],
-        vec![1, 5, 17, 21, 3, 7, 19, 23],
-        vec![9, 13, 25, 29, 11, 15, 27, 31],
-    ]);
+    assert_eq!(
+        listed_tiles(&both),
+        vec![
+            vec![0, 4, 16, 20, 2, 6, 18, 22],
+            vec![8, 12, 24, 28, 10, 14, 26, 30],
+            vec![1, 5, 17, 21, 3, 7, 19, 23],
+            vec![9, 13, 25, 29, 11, 15, 27, 31],
+        ]
+    );
     // The regular tiling: tile (a,b), element (r,c) is A[2a+r, 4b+c].
     let regular = tile(&a, &[tiler("[2:1]"), tiler("[4:1]")]).unwrap();
     for (to, ti) in [(0, 0), (1, 1), (2, 5), (3, 7)] {
@@ -133,7 +164,10 @@ fn section_3_3_tile_contents_as_printed() {
         let (r, c) = (ti % 2, ti / 2);
         let offset = regular.outer.eval_coord(&flat(&[ta, tb])).unwrap()
             + regular.inner.eval_coord(&flat(&[r, c])).unwrap();
-        assert_eq!(offset, a.eval_coord(&flat(&[2 * ta + r, 4 * tb + c])).unwrap());
+        assert_eq!(
+            offset,
+            a.eval_coord(&flat(&[2 * ta + r, 4 * tb + c])).unwrap()
+        );
     }
 }
 
@@ -174,7 +208,9 @@ fn section_2_ldmatrix_listing_shapes() {
     // Thread `grp_local_idx` reads row `grp_local_idx`: 8 contiguous halves.
     for row in 0..8 {
         let start = t9.outer.eval_coord(&flat(&[row, 0])).unwrap();
-        let offsets: Vec<i64> = (0..8).map(|c| start + t9.inner.eval_coord(&flat(&[0, c])).unwrap()).collect();
+        let offsets: Vec<i64> = (0..8)
+            .map(|c| start + t9.inner.eval_coord(&flat(&[0, c])).unwrap())
+            .collect();
         assert_eq!(offsets, (0..8).map(|c| row + 16 * c).collect::<Vec<_>>());
     }
 }
@@ -200,7 +236,10 @@ fn section_5_4_gemm_listing() {
             + t14.outer.eval_coord(&t).unwrap()
             + t14.inner.eval_coord(&flat(&[m, n])).unwrap();
         let (bid_m, bid_n, tid_m, tid_n) = (bid % 8, (bid / 8) % 8, tid % 16, (tid / 16) % 16);
-        assert_eq!(offset, bid_m * 128 + bid_n * 131072 + tid_m * 8 + tid_n * 8192 + m + n * 1024);
+        assert_eq!(
+            offset,
+            bid_m * 128 + bid_n * 131072 + tid_m * 8 + tid_n * 8192 + m + n * 1024
+        );
     }
 }
 

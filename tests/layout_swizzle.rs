@@ -32,7 +32,11 @@ fn reference(sw: Swizzle, x: i64) -> i64 {
     let (b, m, s) = (sw.bits(), sw.base(), sw.shift());
     let mut y = x;
     for k in 0..b {
-        let (from, to) = if s >= 0 { (m + s + k, m + k) } else { (m + k, m - s + k) };
+        let (from, to) = if s >= 0 {
+            (m + s + k, m + k)
+        } else {
+            (m + k, m - s + k)
+        };
         let bit = (x >> from) & 1;
         y ^= bit << to;
     }
@@ -56,7 +60,11 @@ fn every_small_swizzle_matches_the_bit_definition_and_is_an_involution() {
                 image.insert(y);
             }
         }
-        assert_eq!(image.len() as i64, period, "{sw} is not a bijection on its period");
+        assert_eq!(
+            image.len() as i64,
+            period,
+            "{sw} is not a bijection on its period"
+        );
     }
 }
 
@@ -77,7 +85,9 @@ fn sw333_on_an_8x64_fp16_tile_is_bank_conflict_free_for_ldmatrix() {
     }
     // Without the swizzle every row's chunk lands in the same 4 banks.
     let plain = layout("(8,64):(64,1)");
-    let banks: BTreeSet<i64> = (0..8).map(|row| plain.eval(row).unwrap() * 2 / 4 % 32).collect();
+    let banks: BTreeSet<i64> = (0..8)
+        .map(|row| plain.eval(row).unwrap() * 2 / 4 % 32)
+        .collect();
     assert_eq!(banks.len(), 1);
 }
 
@@ -129,10 +139,17 @@ fn views_keep_the_swizzle_of_the_allocation() {
     // Row 3 as a view: the offset moves by L(3,0), and the row's own layout
     // is the composition with the indices of row 0 (every 8th index).
     let start = smem.layout().eval_coord(&flat(&[3, 0])).unwrap();
-    let row = smem.shifted(start).unwrap().compose(&layout("64:8")).unwrap();
+    let row = smem
+        .shifted(start)
+        .unwrap()
+        .compose(&layout("64:8"))
+        .unwrap();
     assert_eq!(row.to_string(), "Sw<3,3,3> o 192 o 64:1");
     assert_eq!(row.ir().to_string(), "(192 + [64 : 1]).Swizzle<3,3,3>");
     for c in 0..64 {
-        assert_eq!(row.eval(c).unwrap(), smem.eval_coord(&flat(&[3, c])).unwrap());
+        assert_eq!(
+            row.eval(c).unwrap(),
+            smem.eval_coord(&flat(&[3, c])).unwrap()
+        );
     }
 }

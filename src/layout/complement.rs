@@ -71,7 +71,9 @@ pub fn complement(layout: &Layout, cotarget: impl Into<IntTuple>) -> LayoutResul
         condition,
     };
     if let Some(&&bad) = cotarget.leaves().iter().find(|&&&m| m < 1) {
-        return Err(failure(format!("the codomain bound {bad} must be at least 1")));
+        return Err(failure(format!(
+            "the codomain bound {bad} must be at least 1"
+        )));
     }
     let mut modes = filtered_pairs(layout);
     if modes == [(1, 0)] {
@@ -247,7 +249,11 @@ mod tests {
             ("(2,4):(1,6)", 24, "3:2"),
             ("(2,2):(1,6)", 24, "(3,2):(2,12)"),
         ] {
-            assert_eq!(complement(&layout(a), m).unwrap().to_string(), expected, "{a}");
+            assert_eq!(
+                complement(&layout(a), m).unwrap().to_string(),
+                expected,
+                "{a}"
+            );
         }
     }
 
@@ -268,7 +274,10 @@ mod tests {
     fn non_complementable_layouts_are_errors() {
         for a in ["(2,2):(1,1)", "(2,2):(2,3)", "(2,2):(2,5)"] {
             assert!(
-                matches!(complement(&layout(a), 24), Err(LayoutError::Complement { .. })),
+                matches!(
+                    complement(&layout(a), 24),
+                    Err(LayoutError::Complement { .. })
+                ),
                 "{a}"
             );
         }
@@ -281,10 +290,16 @@ mod tests {
 
     #[test]
     fn inverses() {
-        assert_eq!(right_inverse(&layout("(4,2):(2,1)")).to_string(), "(2,4):(4,1)");
+        assert_eq!(
+            right_inverse(&layout("(4,2):(2,1)")).to_string(),
+            "(2,4):(4,1)"
+        );
         assert_eq!(right_inverse(&layout("4:2")).to_string(), "1:0");
         assert_eq!(right_inverse(&layout("(2,4):(1,3)")).to_string(), "2:1");
-        assert_eq!(left_inverse(&layout("(2,4):(4,1)")).unwrap().to_string(), "(4,2):(2,1)");
+        assert_eq!(
+            left_inverse(&layout("(2,4):(4,1)")).unwrap().to_string(),
+            "(4,2):(2,1)"
+        );
         assert!(matches!(
             left_inverse(&layout("(2,2):(2,3)")),
             Err(LayoutError::LeftInverse { .. })
@@ -295,6 +310,9 @@ mod tests {
             Err(LayoutError::LeftInverse { .. })
         ));
         // Repeats through a stride-0 mode are fine.
-        assert_eq!(left_inverse(&layout("(3,4):(0,1)")).unwrap().to_string(), "4:3");
+        assert_eq!(
+            left_inverse(&layout("(3,4):(0,1)")).unwrap().to_string(),
+            "4:3"
+        );
     }
 }

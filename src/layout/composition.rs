@@ -128,8 +128,7 @@ pub fn composition(lhs: &Layout, rhs: &Layout) -> LayoutResult<Layout> {
         rhs: rhs.to_string(),
         condition,
     };
-    let (shape, stride) =
-        compose_tree(&modes, rhs.shape(), rhs.stride(), &mut reach, &failure)?;
+    let (shape, stride) = compose_tree(&modes, rhs.shape(), rhs.stride(), &mut reach, &failure)?;
     for (j, &(s, _)) in modes[..bounded].iter().enumerate() {
         let worst = reach.positive[j].max(reach.negative[j]);
         if worst >= s {
@@ -273,7 +272,12 @@ fn compose_leaf(
             Some(stride) => stride,
             // A size-1 mode's stride is never used: any value is the same function.
             None if rest_shape == 1 => 0,
-            None => return Err(overflow("composition stride", format_args!("{rest_stride} * {last_stride}"))),
+            None => {
+                return Err(overflow(
+                    "composition stride",
+                    format_args!("{rest_stride} * {last_stride}"),
+                ));
+            }
         };
         out.push((rest_shape, stride));
     }
@@ -314,7 +318,10 @@ mod tests {
     fn cute_documentation_examples() {
         // The worked examples of CuTe's layout-algebra guide.
         assert_eq!(compose("20:2", "(5,4):(4,1)"), "(5,4):(8,2)");
-        assert_eq!(compose("(10,2):(16,4)", "(5,4):(1,5)"), "(5,(2,2)):(16,(80,4))");
+        assert_eq!(
+            compose("(10,2):(16,4)", "(5,4):(1,5)"),
+            "(5,(2,2)):(16,(80,4))"
+        );
         assert_eq!(compose("(6,2):(8,2)", "4:3"), "(2,2):(24,2)");
         assert_eq!(compose("(6,2):(8,2)", "3:1"), "3:8");
     }
@@ -329,10 +336,10 @@ mod tests {
     #[test]
     fn divisibility_failures_are_errors() {
         for (a, b) in [
-            ("(4,4):(1,10)", "2:6"),   // 6 is not a multiple of 4
-            ("(4,4):(1,10)", "4:3"),   // 3 steps of 3 run past a mode of 4
-            ("(4,4):(1,10)", "3:2"),   // 3 is not a multiple of the 2 steps that fit
-            ("(3,4):(1,10)", "(2,2):(2,1)"), // digits 2 + 1 carry in a mode of 3
+            ("(4,4):(1,10)", "2:6"),          // 6 is not a multiple of 4
+            ("(4,4):(1,10)", "4:3"),          // 3 steps of 3 run past a mode of 4
+            ("(4,4):(1,10)", "3:2"),          // 3 is not a multiple of the 2 steps that fit
+            ("(3,4):(1,10)", "(2,2):(2,1)"),  // digits 2 + 1 carry in a mode of 3
             ("(4,4):(1,10)", "(2,2):(4,-1)"), // signs meet in the bounded mode
         ] {
             let result = composition(&layout(a), &layout(b));

@@ -145,7 +145,9 @@ pub enum LayoutError {
 
     /// An operation that must keep the number of elements was given operands
     /// of different sizes.
-    #[error("{operation} of {layout} (size {size}) by {target} (size {target_size}): the sizes must be equal")]
+    #[error(
+        "{operation} of {layout} (size {size}) by {target} (size {target_size}): the sizes must be equal"
+    )]
     SizeMismatch {
         /// The operation (`reshape`).
         operation: &'static str,

@@ -24,6 +24,12 @@ pub fn flat(values: &[i64]) -> IntTuple {
 
 /// Checks that `shape` is a valid shape (every leaf ≥ 1, product fits in i64)
 /// and returns its size.
+///
+/// ```
+/// use graphene::layout::int_tuple::{check_shape, flat};
+/// assert_eq!(check_shape(&flat(&[4, 8])).unwrap(), 32);
+/// assert!(check_shape(&flat(&[4, 0])).is_err());
+/// ```
 pub fn check_shape(shape: &IntTuple) -> LayoutResult<i64> {
     if let Some(&&bad) = shape.leaves().iter().find(|&&&s| s < 1) {
         return Err(LayoutError::NonPositiveSize {
@@ -141,6 +147,12 @@ pub(crate) fn rebuild(profile: &IntTuple, values: Vec<i64>) -> IntTuple {
 }
 
 /// Whether `a` and `b` have the same tree.
+///
+/// ```
+/// use graphene::layout::int_tuple::{congruent, flat, leaf};
+/// assert!(congruent(&flat(&[4, 8]), &flat(&[1, 4])));
+/// assert!(!congruent(&flat(&[4, 8]), &leaf(32)));
+/// ```
 pub fn congruent(a: &IntTuple, b: &IntTuple) -> bool {
     a.is_congruent(b)
 }
@@ -452,9 +464,15 @@ mod tests {
 
     #[test]
     fn shape_div_folds_and_checks_divisibility() {
-        assert_eq!(shape_div(&flat(&[4, 5, 6]), &leaf(40)).unwrap(), flat(&[1, 1, 3]));
+        assert_eq!(
+            shape_div(&flat(&[4, 5, 6]), &leaf(40)).unwrap(),
+            flat(&[1, 1, 3])
+        );
         assert_eq!(shape_div(&leaf(4), &leaf(8)).unwrap(), leaf(1));
-        assert_eq!(shape_div(&flat(&[8, 6]), &flat(&[2, 3])).unwrap(), flat(&[4, 2]));
+        assert_eq!(
+            shape_div(&flat(&[8, 6]), &flat(&[2, 3])).unwrap(),
+            flat(&[4, 2])
+        );
         assert!(shape_div(&flat(&[4, 6]), &leaf(3)).is_err());
         assert!(shape_div(&leaf(4), &leaf(0)).is_err());
     }
@@ -462,7 +480,10 @@ mod tests {
     #[test]
     fn ceil_div_rounds_up_per_mode() {
         assert_eq!(ceil_div(&flat(&[3, 4]), &leaf(2)).unwrap(), flat(&[2, 4]));
-        assert_eq!(ceil_div(&flat(&[6, 4]), &flat(&[4])).unwrap(), flat(&[2, 4]));
+        assert_eq!(
+            ceil_div(&flat(&[6, 4]), &flat(&[4])).unwrap(),
+            flat(&[2, 4])
+        );
         assert!(ceil_div(&flat(&[6]), &flat(&[4, 2])).is_err());
         assert_eq!(ceil_div_int(-3, 2), -1);
         assert_eq!(ceil_div_int(i64::MAX, 1), i64::MAX);

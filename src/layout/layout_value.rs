@@ -91,7 +91,13 @@ impl Layout {
         Layout::new(Tuple::Leaf(shape), Tuple::Leaf(stride))
     }
 
-    /// The rank-0 layout `():()`: one element, at offset 0.
+    /// The rank-0 layout `():()`: one element, at offset 0 (a scalar's `[]`).
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// assert_eq!(Layout::empty().ir().to_string(), "[]");
+    /// assert_eq!(Layout::empty().eval(0).unwrap(), 0);
+    /// ```
     pub fn empty() -> Layout {
         Layout {
             shape: Tuple::Node(Vec::new()),
@@ -166,19 +172,43 @@ impl Layout {
     }
 
     /// The number of coordinates: the product of the shape.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!((l.size(), l.cosize(), l.rank(), l.depth()), (32, 32, 2, 2));
+    /// ```
     pub fn size(&self) -> i64 {
-        // Checked by `new`; the product of valid sizes cannot fail.
-        self.leaves().iter().map(|&(s, _)| s).product()
+        // Checked by `new`; the product of valid sizes cannot overflow.
+        let mut size = 1i64;
+        self.for_each_leaf(&mut |s, _| size *= s);
+        size
     }
 
     /// The size of the codomain: `Σ (shape_i − 1)·|stride_i| + 1`, which for
     /// non-negative strides is one past the largest offset.
     pub fn cosize(&self) -> i64 {
-        self.leaves()
-            .iter()
-            .map(|&(s, d)| (s - 1) * d.abs())
-            .sum::<i64>()
-            + 1
+        let mut reach = 0i64;
+        self.for_each_leaf(&mut |s, d| reach += (s - 1) * d.abs());
+        reach + 1
+    }
+
+    /// Calls `f(shape, stride)` for each leaf, left to right, without
+    /// allocating (evaluation is on the hot path of the lowering).
+    fn for_each_leaf(&self, f: &mut impl FnMut(i64, i64)) {
+        fn walk(shape: &IntTuple, stride: &IntTuple, f: &mut impl FnMut(i64, i64)) {
+            match (shape, stride) {
+                (Tuple::Leaf(s), Tuple::Leaf(d)) => f(*s, *d),
+                (Tuple::Node(ss), Tuple::Node(ds)) => {
+                    for (s, d) in ss.iter().zip(ds) {
+                        walk(s, d, f);
+                    }
+                }
+                // Congruent by the type's invariant.
+                (Tuple::Leaf(_), Tuple::Node(_)) | (Tuple::Node(_), Tuple::Leaf(_)) => {}
+            }
+        }
+        walk(&self.shape, &self.stride, f);
     }
 
     /// The number of top-level modes (1 for a leaf layout).
@@ -192,6 +222,12 @@ impl Layout {
     }
 
     /// The `(shape, stride)` pairs of the leaves, left to right.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!(l.leaves(), [(4, 2), (2, 1), (4, 8)]);
+    /// ```
     pub fn leaves(&self) -> Vec<(i64, i64)> {
         self.shape
             .leaves()
@@ -221,6 +257,13 @@ impl Layout {
     }
 
     /// All top-level modes; a leaf layout is its own single mode.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// let modes: Vec<String> = l.modes().iter().map(|m| m.to_string()).collect();
+    /// assert_eq!(modes, ["4:2", "(2,4):(1,8)"]);
+    /// ```
     pub fn modes(&self) -> Vec<Layout> {
         match (&self.shape, &self.stride) {
             (Tuple::Node(s), Tuple::Node(d)) => s
@@ -236,6 +279,12 @@ impl Layout {
     }
 
     /// The same function with a depth-≤1 shape: the leaves as top-level modes.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!(l.flatten().to_string(), "(4,2,4):(2,1,8)");
+    /// ```
     pub fn flatten(&self) -> Layout {
         Layout {
             shape: self.shape.flatten(),
@@ -268,10 +317,10 @@ impl Layout {
     pub(crate) fn eval_in_domain(&self, index: i64) -> i64 {
         let mut rest = index;
         let mut offset = 0i64;
-        for (s, d) in self.leaves() {
+        self.for_each_leaf(&mut |s, d| {
             offset += (rest % s) * d;
             rest /= s;
-        }
+        });
         offset
     }
 
@@ -304,7 +353,11 @@ impl Layout {
         let mut rest = index;
         let mut offset = 0i64;
         for (i, &(s, d)) in leaves.iter().enumerate() {
-            let digit = if i + 1 == leaves.len() { rest } else { rest % s };
+            let digit = if i + 1 == leaves.len() {
+                rest
+            } else {
+                rest % s
+            };
             offset = digit
                 .checked_mul(d)
                 .and_then(|term| term.checked_add(offset))

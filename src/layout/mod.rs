@@ -15,25 +15,26 @@
 
 mod complement;
 mod composition;
-mod divide;
 mod error;
 pub mod int_tuple;
 mod layout_value;
 mod notation;
-mod product;
 mod swizzle;
 pub mod text;
 mod tile;
+mod tiler;
 pub mod tuple;
 
 pub use complement::{complement, filter, left_inverse, right_inverse};
 pub use composition::{coalesce, composition};
-pub use divide::{Tiler, composition_by_mode, logical_divide, tiled_divide, zipped_divide};
 pub use error::{LayoutError, LayoutResult};
 pub use int_tuple::IntTuple;
 pub use layout_value::{Layout, Offsets};
-pub use notation::{IrLayout, IrSwizzledLayout, LayoutParseError, parse_layout, parse_swizzled_layout};
-pub use product::{blocked_product, logical_product, raked_product};
+pub use notation::{
+    IrLayout, IrSwizzledLayout, LayoutParseError, parse_layout, parse_swizzled_layout,
+};
 pub use swizzle::{Swizzle, SwizzledLayout};
 pub use tile::{Tiled, digit_coordinates, digit_decomposable, reshape, tile};
+pub use tiler::{Tiler, composition_by_mode, logical_divide, tiled_divide, zipped_divide};
+pub use tiler::{blocked_product, logical_product, raked_product};
 pub use tuple::Tuple;

@@ -102,7 +102,11 @@ impl<'a> nom::error::ParseError<Span<'a>> for TextError {
     }
 
     fn or(self, other: Self) -> Self {
-        if other.offset() > self.offset() { other } else { self }
+        if other.offset() > self.offset() {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -115,11 +119,12 @@ fn ws(input: Span<'_>) -> PResult<'_, Span<'_>> {
 /// An integer leaf, optionally marked `_` as CuTe prints static integers.
 fn integer(input: Span<'_>) -> PResult<'_, i64> {
     let (rest, _) = opt(char('_')).parse(input)?;
-    let (rest, digits) = recognize((opt(one_of("+-")), digit1))
-        .parse(rest)
-        .map_err(|_: nom::Err<TextError>| {
-            nom::Err::Error(TextError::expected(input, "an integer or `(`"))
-        })?;
+    let (rest, digits) =
+        recognize((opt(one_of("+-")), digit1))
+            .parse(rest)
+            .map_err(|_: nom::Err<TextError>| {
+                nom::Err::Error(TextError::expected(input, "an integer or `(`"))
+            })?;
     match digits.fragment().parse::<i64>() {
         Ok(value) => Ok((rest, value)),
         Err(_) => Err(nom::Err::Failure(TextError::expected(
@@ -175,7 +180,7 @@ fn cute_swizzled(input: Span<'_>) -> PResult<'_, SwizzledLayout> {
     let (rest, swizzle) = swizzle_term(input)?;
     let (rest, _) = ws(rest)?;
     let (rest, _) = char('o').parse(rest)?;
-    let with_offset = (ws, integer, ws, char('o')).parse(rest.clone());
+    let with_offset = (ws, integer, ws, char('o')).parse(rest);
     let (rest, offset) = match with_offset {
         Ok((after, (_, offset, _, _))) => (after, offset),
         Err(_) => (rest, 0),
@@ -187,7 +192,7 @@ fn cute_swizzled(input: Span<'_>) -> PResult<'_, SwizzledLayout> {
 /// `layout[.Swizzle<B,M,S>]` or `(offset + layout).Swizzle<B,M,S>` (IR).
 fn ir_swizzled(input: Span<'_>) -> PResult<'_, SwizzledLayout> {
     let (start, _) = ws(input)?;
-    let offset_prefix = (char('('), ws, integer, ws, char('+')).parse(start.clone());
+    let offset_prefix = (char('('), ws, integer, ws, char('+')).parse(start);
     if let Ok((rest, (_, _, offset, _, _))) = offset_prefix {
         let (rest, layout) = layout_term(rest).map_err(commit)?;
         let (rest, _) = ws(rest)?;
@@ -198,7 +203,7 @@ fn ir_swizzled(input: Span<'_>) -> PResult<'_, SwizzledLayout> {
         return Ok((rest, SwizzledLayout::new(swizzle, offset, layout)));
     }
     let (rest, layout) = layout_term(start)?;
-    let suffix = (ws, char('.')).parse(rest.clone());
+    let suffix = (ws, char('.')).parse(rest);
     match suffix {
         Ok((after_dot, _)) => {
             let (rest, swizzle) = swizzle_term(after_dot).map_err(commit)?;
@@ -269,7 +274,11 @@ fn parse_all<T>(
 fn found_at(text: &str, offset: usize) -> String {
     match text.get(offset..) {
         Some(rest) if !rest.trim().is_empty() => {
-            let token: String = rest.chars().take_while(|c| !c.is_whitespace()).take(12).collect();
+            let token: String = rest
+                .chars()
+                .take_while(|c| !c.is_whitespace())
+                .take(12)
+                .collect();
             format!("`{token}`")
         }
         Some(_) | None => "end of input".to_string(),
@@ -459,7 +468,10 @@ mod tests {
 
     #[test]
     fn single_mode_brackets() {
-        assert_eq!(parse_layout("[32:1]").unwrap(), Layout::leaf(32, 1).unwrap());
+        assert_eq!(
+            parse_layout("[32:1]").unwrap(),
+            Layout::leaf(32, 1).unwrap()
+        );
         let nested = parse_layout("[(4,2) : (1,16)]").unwrap();
         assert_eq!(nested.rank(), 1);
         assert_eq!(nested.to_string(), "((4,2)):((1,16))");
@@ -483,13 +495,23 @@ mod tests {
             ("[4,8 : 1]", 8, "as many strides as dims"),
             ("(4,8) x", 6, "end of input"),
             ("[4,8", 4, "`]`"),
-            ("(4,99999999999999999999)", 3, "an integer that fits in 64 bits"),
+            (
+                "(4,99999999999999999999)",
+                3,
+                "an integer that fits in 64 bits",
+            ),
             ("Sw<3,3> o 8:1", 6, "`,`"),
             ("(8 + [4:1]).Swizzle<3,3,3", 25, "`>`"),
         ];
         for (text, offset, expected) in cases {
-            match parse_layout(text).or_else(|_| parse_swizzled_layout(text).map(|_| Layout::empty())) {
-                Err(LayoutParseError::Syntax { offset: o, expected: e, .. }) => {
+            match parse_layout(text)
+                .or_else(|_| parse_swizzled_layout(text).map(|_| Layout::empty()))
+            {
+                Err(LayoutParseError::Syntax {
+                    offset: o,
+                    expected: e,
+                    ..
+                }) => {
                     assert_eq!((o, e.as_str()), (offset, expected), "{text}");
                 }
                 other => panic!("{text}: {other:?}"),
@@ -502,14 +524,20 @@ mod tests {
         let error = parse_layout("  (4,8):(1,(2,3))").unwrap_err();
         assert!(matches!(
             error,
-            LayoutParseError::Invalid { offset: 2, error: LayoutError::Incongruent { .. } }
+            LayoutParseError::Invalid {
+                offset: 2,
+                error: LayoutError::Incongruent { .. }
+            }
         ));
         let error = parse_layout("[4,0]").unwrap_err();
         assert!(matches!(error, LayoutParseError::Invalid { .. }));
         let error = parse_swizzled_layout("Sw<3,3,1> o 8:1").unwrap_err();
         assert!(matches!(
             error,
-            LayoutParseError::Invalid { offset: 0, error: LayoutError::InvalidSwizzle { .. } }
+            LayoutParseError::Invalid {
+                offset: 0,
+                error: LayoutError::InvalidSwizzle { .. }
+            }
         ));
     }
 
@@ -529,6 +557,9 @@ mod tests {
         assert_eq!(s.ir().to_string(), "[8,64 : 64,1].Swizzle<3,3,3>");
         let s = parse_swizzled_layout("(32 + [8,64 : 64,1]).Swizzle<3,3,3>").unwrap();
         assert_eq!(s.offset(), 32);
-        assert_eq!("Sw<1,2,3>".parse::<Swizzle>().unwrap().to_string(), "Sw<1,2,3>");
+        assert_eq!(
+            "Sw<1,2,3>".parse::<Swizzle>().unwrap().to_string(),
+            "Sw<1,2,3>"
+        );
     }
 }

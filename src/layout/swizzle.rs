@@ -44,7 +44,9 @@ impl Swizzle {
             return Err(invalid("B and M must be at least 0"));
         }
         if shift.checked_abs().is_none_or(|s| s < bits) {
-            return Err(invalid("|S| must be at least B, so that the swizzle is an involution"));
+            return Err(invalid(
+                "|S| must be at least B, so that the swizzle is an involution",
+            ));
         }
         if bits.saturating_add(base).saturating_add(shift.abs()) > MAX_SWIZZLE_BITS {
             return Err(invalid("B + M + |S| must be at most 62 for 64-bit offsets"));
@@ -190,13 +192,23 @@ impl SwizzledLayout {
     /// ```
     pub fn eval(&self, index: i64) -> LayoutResult<i64> {
         let inner = self.layout.eval(index)?;
-        Ok(self.swizzle.apply(add(self.offset, inner, "swizzled offset")?))
+        Ok(self
+            .swizzle
+            .apply(add(self.offset, inner, "swizzled offset")?))
     }
 
     /// `Sw(offset + L(coord))` for a (possibly partly flat) coordinate.
+    ///
+    /// ```
+    /// use graphene::layout::{SwizzledLayout, int_tuple::flat};
+    /// let s: SwizzledLayout = "Sw<3,3,3> o (8,64):(64,1)".parse().unwrap();
+    /// assert_eq!(s.eval_coord(&flat(&[1, 0])).unwrap(), 72);
+    /// ```
     pub fn eval_coord(&self, coord: &IntTuple) -> LayoutResult<i64> {
         let inner = self.layout.eval_coord(coord)?;
-        Ok(self.swizzle.apply(add(self.offset, inner, "swizzled offset")?))
+        Ok(self
+            .swizzle
+            .apply(add(self.offset, inner, "swizzled offset")?))
     }
 
     /// `(Sw ∘ (O + L)) ∘ B = Sw ∘ (O + (L ∘ B))`: composition with a layout on
@@ -223,6 +235,13 @@ impl SwizzledLayout {
 
     /// The same swizzled layout with `delta` added to its offset: the view
     /// that starts `delta` elements further into the unswizzled storage.
+    ///
+    /// ```
+    /// use graphene::layout::SwizzledLayout;
+    /// let s: SwizzledLayout = "Sw<3,3,3> o (8,64):(64,1)".parse().unwrap();
+    /// let row1 = s.shifted(64).unwrap();
+    /// assert_eq!(row1.eval(0).unwrap(), s.eval(1).unwrap());
+    /// ```
     pub fn shifted(&self, delta: i64) -> LayoutResult<SwizzledLayout> {
         let offset = self
             .offset

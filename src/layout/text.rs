@@ -249,11 +249,19 @@ mod tests {
 
     #[test]
     fn bracket_form_with_and_without_strides() {
-        let (rest, l) = bracket_layout::<_, _, E, _>(int).parse("[ 4, (2,4) : 2, (1,8) ] tail").unwrap();
+        let (rest, l) = bracket_layout::<_, _, E, _>(int)
+            .parse("[ 4, (2,4) : 2, (1,8) ] tail")
+            .unwrap();
         assert_eq!(rest, " tail");
-        assert_eq!(l.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>(), ["4", "(2,4)"]);
+        assert_eq!(
+            l.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            ["4", "(2,4)"]
+        );
         let strides = l.strides.unwrap();
-        assert_eq!(strides.iter().map(|d| d.to_string()).collect::<Vec<_>>(), ["2", "(1,8)"]);
+        assert_eq!(
+            strides.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            ["2", "(1,8)"]
+        );
 
         let (_, l) = bracket_layout::<_, _, E, _>(int).parse("[16,16]").unwrap();
         assert_eq!(l.dims.len(), 2);
@@ -271,7 +279,9 @@ mod tests {
 
     #[test]
     fn cute_form() {
-        let (_, (shape, stride)) = cute_layout::<_, _, E, _>(int).parse("(4,(2,4)):(2,(1,8))").unwrap();
+        let (_, (shape, stride)) = cute_layout::<_, _, E, _>(int)
+            .parse("(4,(2,4)):(2,(1,8))")
+            .unwrap();
         assert_eq!(shape.to_string(), "(4,(2,4))");
         assert_eq!(stride.unwrap().to_string(), "(2,(1,8))");
         let (_, (shape, stride)) = cute_layout::<_, _, E, _>(int).parse("8:1").unwrap();
@@ -283,18 +293,30 @@ mod tests {
 
     #[test]
     fn swizzle_spellings() {
-        let (rest, p) = swizzle_params::<_, _, E, _>(int).parse("Sw<2,4,-3> o").unwrap();
+        let (rest, p) = swizzle_params::<_, _, E, _>(int)
+            .parse("Sw<2,4,-3> o")
+            .unwrap();
         assert_eq!(p, (2, 4, -3));
         assert_eq!(rest, " o");
-        assert!(swizzle_params::<_, _, E, _>(int).parse("Swizzle<1,2>").is_err());
-        assert!(swizzle_params::<_, _, E, _>(int).parse("Swiz<1,2,3>").is_err());
+        assert!(
+            swizzle_params::<_, _, E, _>(int)
+                .parse("Swizzle<1,2>")
+                .is_err()
+        );
+        assert!(
+            swizzle_params::<_, _, E, _>(int)
+                .parse("Swiz<1,2,3>")
+                .is_err()
+        );
     }
 
     #[test]
     fn works_over_located_spans() {
         type Span<'a> = LocatedSpan<&'a str>;
         let input = Span::new("[2,2 : 1,8]");
-        let (rest, l) = bracket_layout::<_, _, nom::error::Error<Span>, _>(int).parse(input).unwrap();
+        let (rest, l) = bracket_layout::<_, _, nom::error::Error<Span>, _>(int)
+            .parse(input)
+            .unwrap();
         assert_eq!(rest.location_offset(), 11);
         assert_eq!(l.dims.len(), 2);
     }

@@ -7,10 +7,10 @@
 use std::fmt;
 
 use super::composition::composition;
-use super::divide::{KeptMode, Tiler, divide_pair};
 use super::error::{LayoutError, LayoutResult};
 use super::int_tuple::{IntTuple, rebuild};
 use super::layout_value::Layout;
+use super::tiler::{KeptMode, Tiler, divide_pair};
 use super::tuple::Tuple;
 
 /// A layout split into two levels: `outer` enumerates the tiles, `inner` is
@@ -25,6 +25,25 @@ pub struct Tiled {
     pub outer: Layout,
     /// The layout of one tile (the tile modes of the divide).
     pub inner: Layout,
+}
+
+impl Tiled {
+    /// Whether the tiling covers `original` exactly, with no partial tiles:
+    /// `size(outer)·size(inner) == size(original)`. When a tiler does not
+    /// divide its mode, the last tiles run past the mode (their offsets
+    /// continue its stride) and the caller must guard those coordinates.
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Tiler, tile};
+    /// let a: Layout = "[4,8]".parse().unwrap();
+    /// let exact = tile(&a, &[Tiler::shape(&[2, 4]).unwrap()]).unwrap();
+    /// assert!(exact.is_exact(&a));
+    /// let partial = tile(&a, &[Tiler::shape(&[3, 4]).unwrap()]).unwrap();
+    /// assert!(!partial.is_exact(&a));
+    /// ```
+    pub fn is_exact(&self, original: &Layout) -> bool {
+        self.outer.size().checked_mul(self.inner.size()) == Some(original.size())
+    }
 }
 
 /// The IR's two-level notation: `[2,2 : 2,16].[2,4 : 1,4]`.
@@ -139,7 +158,11 @@ pub fn digit_decomposable(layout: &Layout) -> LayoutResult<()> {
         // s0·d0 fits: it is at most the layout's cosize.
         let span = s0 * d0;
         if d1 % span != 0 {
-            let how = if d1 < span { "interleaves with" } else { "is not aligned to" };
+            let how = if d1 < span {
+                "interleaves with"
+            } else {
+                "is not aligned to"
+            };
             return Err(failure(format!(
                 "mode {s1}:{d1} {how} mode {s0}:{d0}: its stride is not a multiple of {span}"
             )));
@@ -202,7 +225,10 @@ mod tests {
     #[test]
     fn tiler_count_must_match_the_rank() {
         let a = layout("[4,8]");
-        assert!(matches!(tile(&a, &[tiler("2")]), Err(LayoutError::TilerRank { .. })));
+        assert!(matches!(
+            tile(&a, &[tiler("2")]),
+            Err(LayoutError::TilerRank { .. })
+        ));
         assert!(tile(&a, &[Tiler::shape(&[2, 4]).unwrap()]).is_ok());
     }
 
@@ -222,8 +248,16 @@ mod tests {
         assert!(digit_decomposable(&layout("[4,2 : 2,3]")).is_err());
         assert!(digit_decomposable(&layout("[2,2 : 2,10]")).is_err());
         assert!(digit_decomposable(&layout("[2,2 : 2,12]")).is_ok());
-        assert_eq!(digit_coordinates(&layout("[(4,2) : (1,16)]"), 21).unwrap().to_string(), "((1,1))");
+        assert_eq!(
+            digit_coordinates(&layout("[(4,2) : (1,16)]"), 21)
+                .unwrap()
+                .to_string(),
+            "((1,1))"
+        );
         assert!(digit_coordinates(&layout("[8 : 1]"), -1).is_err());
-        assert_eq!(digit_coordinates(&Layout::empty(), 5).unwrap(), Tuple::Node(vec![]));
+        assert_eq!(
+            digit_coordinates(&Layout::empty(), 5).unwrap(),
+            Tuple::Node(vec![])
+        );
     }
 }

@@ -81,7 +81,10 @@ impl<T> Tuple<T> {
         match self {
             Tuple::Leaf(value) => Ok(Tuple::Leaf(f(value)?)),
             Tuple::Node(modes) => Ok(Tuple::Node(
-                modes.iter().map(|mode| mode.try_map(f)).collect::<Result<_, E>>()?,
+                modes
+                    .iter()
+                    .map(|mode| mode.try_map(f))
+                    .collect::<Result<_, E>>()?,
             )),
         }
     }
@@ -113,7 +116,13 @@ impl<T: Clone> Tuple<T> {
     pub fn flatten(&self) -> Tuple<T> {
         match self {
             Tuple::Leaf(_) => self.clone(),
-            Tuple::Node(_) => Tuple::Node(self.leaves().into_iter().cloned().map(Tuple::Leaf).collect()),
+            Tuple::Node(_) => Tuple::Node(
+                self.leaves()
+                    .into_iter()
+                    .cloned()
+                    .map(Tuple::Leaf)
+                    .collect(),
+            ),
         }
     }
 }

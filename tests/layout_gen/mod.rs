@@ -57,8 +57,14 @@ pub fn build(shapes: &[i64], strides: &[i64], groups: &[usize], wrap: &[bool]) -
     let mut stride_modes = Vec::new();
     let mut at = 0;
     for (g, &len) in groups.iter().enumerate() {
-        let s: Vec<IntTuple> = shapes[at..at + len].iter().map(|&v| Tuple::Leaf(v)).collect();
-        let d: Vec<IntTuple> = strides[at..at + len].iter().map(|&v| Tuple::Leaf(v)).collect();
+        let s: Vec<IntTuple> = shapes[at..at + len]
+            .iter()
+            .map(|&v| Tuple::Leaf(v))
+            .collect();
+        let d: Vec<IntTuple> = strides[at..at + len]
+            .iter()
+            .map(|&v| Tuple::Leaf(v))
+            .collect();
         at += len;
         if len == 1 && !wrap.get(g).copied().unwrap_or(false) {
             shape_modes.push(s[0].clone());
@@ -106,26 +112,28 @@ fn arb_kind(n: usize) -> impl Strategy<Value = StrideKind> {
 /// Splits `n` leaves into 1..=3 consecutive non-empty groups.
 fn arb_groups(n: usize) -> impl Strategy<Value = Vec<usize>> {
     let max_rank = n.min(3);
-    (1..=max_rank)
-        .prop_flat_map(move |rank| {
-            prop::collection::vec(any::<prop::sample::Index>(), rank - 1).prop_map(move |cuts| {
-                let mut points: Vec<usize> = cuts.iter().map(|c| 1 + c.index(n - 1)).collect();
-                points.sort_unstable();
-                points.dedup();
-                let mut groups = Vec::new();
-                let mut last = 0;
-                for p in points.into_iter().chain([n]) {
-                    groups.push(p - last);
-                    last = p;
-                }
-                groups
-            })
+    (1..=max_rank).prop_flat_map(move |rank| {
+        prop::collection::vec(any::<prop::sample::Index>(), rank - 1).prop_map(move |cuts| {
+            let mut points: Vec<usize> = cuts.iter().map(|c| 1 + c.index(n - 1)).collect();
+            points.sort_unstable();
+            points.dedup();
+            let mut groups = Vec::new();
+            let mut last = 0;
+            for p in points.into_iter().chain([n]) {
+                groups.push(p - last);
+                last = p;
+            }
+            groups
         })
+    })
 }
 
 /// Any small layout with strides of the given kinds: rank ≤ 3, depth ≤ 2,
 /// size ≤ `max_size`.
-pub fn arb_layout_sized(max_size: i64, kind: Option<fn(usize) -> BoxedStrategy<StrideKind>>) -> impl Strategy<Value = Layout> {
+pub fn arb_layout_sized(
+    max_size: i64,
+    kind: Option<fn(usize) -> BoxedStrategy<StrideKind>>,
+) -> impl Strategy<Value = Layout> {
     arb_leaf_shapes(max_size).prop_flat_map(move |shapes| {
         let n = shapes.len();
         let kinds = match kind {
@@ -197,7 +205,9 @@ pub fn all_flat_layouts(shapes: &[i64], strides: &[i64]) -> Vec<Layout> {
 
 /// All offsets in index order.
 pub fn offsets(layout: &Layout) -> Vec<i64> {
-    (0..layout.size()).map(|i| layout.eval(i).unwrap()).collect()
+    (0..layout.size())
+        .map(|i| layout.eval(i).unwrap())
+        .collect()
 }
 
 /// Whether no two indices share an offset.
