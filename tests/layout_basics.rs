@@ -145,3 +145,57 @@ fn error_messages_name_the_condition_and_the_operands() {
         "shape (4,0) has a mode of size 0: every mode must have size at least 1"
     );
 }
+
+/// Layouts with sizes and strides near the limits of `i64`.
+fn arb_extreme_layout() -> impl Strategy<Value = Option<Layout>> {
+    let sizes = prop::sample::select(vec![1i64, 2, 3, 5, 1 << 20, 1 << 31, 1 << 40, 1 << 61]);
+    let strides = prop::sample::select(vec![
+        0i64,
+        1,
+        -1,
+        3,
+        1 << 20,
+        1 << 31,
+        -(1 << 40),
+        1 << 61,
+        i64::MAX / 3,
+        i64::MIN / 5,
+    ]);
+    (prop::collection::vec(sizes, 1..4), prop::collection::vec(strides, 3)).prop_map(
+        |(shape, stride)| {
+            let stride = stride[..shape.len()].to_vec();
+            Layout::new(flat(&shape), flat(&stride)).ok()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Every algebra function returns, Ok or Err, on layouts near the limits
+    /// of i64 (debug builds panic on any unchecked overflow).
+    #[test]
+    fn the_algebra_never_panics(a in arb_extreme_layout(), b in arb_extreme_layout(), i in any::<i64>()) {
+        use graphene::layout::*;
+        let (Some(a), Some(b)) = (a, b) else { return Ok(()) };
+        let _ = (coalesce(&a), filter(&a), right_inverse(&a), left_inverse(&a));
+        let _ = composition(&a, &b);
+        let _ = complement(&a, b.size());
+        let _ = complement(&a, b.shape().clone());
+        let tiler = Tiler::Layout(b.clone());
+        let _ = (logical_divide(&a, &tiler), zipped_divide(&a, &tiler), tiled_divide(&a, &tiler));
+        let _ = (logical_product(&a, &tiler), blocked_product(&a, &b), raked_product(&a, &b));
+        let modes = vec![tiler.clone(); a.rank()];
+        let _ = tile(&a, &modes);
+        let _ = reshape(&a, &b);
+        let _ = digit_coordinates(&a, i);
+        let _ = (a.eval_unbounded(i), a.eval(i), a.coordinate(i), a.cosize());
+        let _ = a.eval_coord(&flat(&[i, i, i]));
+        let sw = SwizzledLayout::new(Swizzle::new(3, 3, 3).unwrap(), i, a.clone());
+        let _ = (sw.eval(0), sw.compose(&b), sw.shifted(i));
+        let _ = (int_tuple::prefix_product(a.shape()), int_tuple::suffix_product(a.shape()));
+        let _ = (int_tuple::shape_div(a.shape(), b.shape()), int_tuple::ceil_div(a.shape(), b.shape()));
+        let _ = int_tuple::crd2idx(&flat(&[i, i, i]), a.shape());
+        let _ = int_tuple::inner_product(a.shape(), a.stride());
+    }
+}

@@ -22,22 +22,11 @@ use super::tuple::Tuple;
 pub fn filter(layout: &Layout) -> Layout {
     let pairs = filtered_pairs(layout);
     // A sub-list of valid modes, coalesced: sizes and reaches only shrink.
-    pairs_to_layout(&pairs)
+    Layout::from_valid_pairs(&pairs)
 }
 
 fn filtered_pairs(layout: &Layout) -> Vec<(i64, i64)> {
     coalesce_pairs(layout.leaves().into_iter().filter(|&(_, d)| d != 0))
-}
-
-/// A flat layout from pairs known to satisfy the layout invariants.
-fn pairs_to_layout(pairs: &[(i64, i64)]) -> Layout {
-    match pairs {
-        [(s, d)] => Layout::from_valid(Tuple::Leaf(*s), Tuple::Leaf(*d)),
-        _ => Layout::from_valid(
-            Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
-            Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
-        ),
-    }
 }
 
 /// The complement of `A` within the codomain bound `cotarget` (an integer,
@@ -78,7 +67,7 @@ pub fn complement(layout: &Layout, cotarget: impl Into<IntTuple>) -> LayoutResul
     let mut modes = filtered_pairs(layout);
     if modes == [(1, 0)] {
         let size = int_tuple::product(&cotarget)?;
-        return Ok(pairs_to_layout(&coalesce_pairs([(size, 1)])));
+        return Ok(Layout::from_valid_pairs(&coalesce_pairs([(size, 1)])));
     }
     if let Some(&(_, stride)) = modes.iter().find(|&&(_, d)| d < 0) {
         return Err(LayoutError::NegativeStride {
@@ -104,11 +93,7 @@ pub fn complement(layout: &Layout, cotarget: impl Into<IntTuple>) -> LayoutResul
     }
     let rest = int_tuple::product(&int_tuple::ceil_div(&cotarget, &Tuple::Leaf(span))?)?;
     result.push((rest, span));
-    let pairs = coalesce_pairs(result);
-    Layout::new(
-        Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
-        Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
-    )
+    Layout::from_pairs(&coalesce_pairs(result))
 }
 
 /// The right inverse: the largest `R` such that `L(R(i)) == i` for every
@@ -141,7 +126,7 @@ pub fn right_inverse(layout: &Layout) -> Layout {
             }
         }
     }
-    pairs_to_layout(&coalesce_pairs(result))
+    Layout::from_valid_pairs(&coalesce_pairs(result))
 }
 
 /// The left inverse (CuTe's quasi-inverse): `R` with `R(L(i)) == i` for
@@ -210,11 +195,7 @@ pub fn left_inverse(layout: &Layout) -> LayoutResult<Layout> {
     }
     let last = order.last().map_or(1, |&i| modes[i].0);
     shapes.push(last);
-    let pairs = coalesce_pairs(shapes.into_iter().zip(strides));
-    Layout::new(
-        Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
-        Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
-    )
+    Layout::from_pairs(&coalesce_pairs(shapes.into_iter().zip(strides)))
 }
 
 /// Exclusive prefix products of the shapes: the 1-D index stride of each mode.

@@ -29,15 +29,8 @@ use super::tuple::Tuple;
 /// assert_eq!(coalesce(&l).to_string(), "12:1");
 /// ```
 pub fn coalesce(layout: &Layout) -> Layout {
-    let pairs = coalesce_pairs(layout.leaves());
     // Merging keeps the size and `Σ (s−1)|d|`, so the result is valid.
-    match pairs.as_slice() {
-        [(s, d)] => Layout::from_valid(Tuple::Leaf(*s), Tuple::Leaf(*d)),
-        _ => Layout::from_valid(
-            Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
-            Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
-        ),
-    }
+    Layout::from_valid_pairs(&coalesce_pairs(layout.leaves()))
 }
 
 /// Coalesces `(shape, stride)` pairs: skip size 1, merge `s0·d0 == d1`.
@@ -167,7 +160,7 @@ fn compose_tree(
             let pairs = compose_leaf(modes, *n, *d, reach, failure)?;
             Ok(match pairs.as_slice() {
                 [(s, d)] => (Tuple::Leaf(*s), Tuple::Leaf(*d)),
-                _ => (
+                [] | [_, _, ..] => (
                     Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
                     Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
                 ),
@@ -255,12 +248,13 @@ fn compose_leaf(
             fits
         };
         out.push((taken, mul(rest_stride, mode_stride, "composition stride")?));
+        // Below `s`: `taken ≤ ⌈s / magnitude⌉`.
         let digit = (taken - 1) * magnitude;
         if sign > 0 {
-            reach.positive[j] += digit;
+            reach.positive[j] = reach.positive[j].saturating_add(digit);
             reach.positive_bounded = true;
         } else {
-            reach.negative[j] += digit;
+            reach.negative[j] = reach.negative[j].saturating_add(digit);
             reach.negative_bounded = true;
         }
         rest_shape /= taken;

@@ -391,7 +391,6 @@ pub fn crd2idx(coord: &IntTuple, shape: &IntTuple) -> LayoutResult<i64> {
                     format!("{} components for {} modes", cs.len(), ss.len()),
                 ));
             }
-            // Sizes fit i64 (shapes are checked), so products of prefixes do too.
             let mut index = 0i64;
             let mut scale = 1i64;
             for (c, s) in cs.iter().zip(ss) {
@@ -401,7 +400,13 @@ pub fn crd2idx(coord: &IntTuple, shape: &IntTuple) -> LayoutResult<i64> {
                     }
                     other => other,
                 })?;
-                index += sub * scale;
+                index = sub
+                    .checked_mul(scale)
+                    .and_then(|term| term.checked_add(index))
+                    .ok_or_else(|| LayoutError::Overflow {
+                        operation: "index",
+                        operands: format!("{coord} in {shape}"),
+                    })?;
                 scale = mul(scale, product(s)?, "index")?;
             }
             Ok(index)

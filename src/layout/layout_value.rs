@@ -81,6 +81,29 @@ impl Layout {
         }
     }
 
+    /// The flat layout of `(shape, stride)` pairs known to satisfy the
+    /// invariants: a leaf for one pair, a depth-1 tuple otherwise.
+    pub(crate) fn from_valid_pairs(pairs: &[(i64, i64)]) -> Layout {
+        match pairs {
+            [(s, d)] => Layout::from_valid(Tuple::Leaf(*s), Tuple::Leaf(*d)),
+            [] | [_, _, ..] => Layout::from_valid(
+                Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
+                Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
+            ),
+        }
+    }
+
+    /// The flat layout of `(shape, stride)` pairs, checked.
+    pub(crate) fn from_pairs(pairs: &[(i64, i64)]) -> LayoutResult<Layout> {
+        match pairs {
+            [(s, d)] => Layout::leaf(*s, *d),
+            [] | [_, _, ..] => Layout::new(
+                Tuple::Node(pairs.iter().map(|&(s, _)| Tuple::Leaf(s)).collect()),
+                Tuple::Node(pairs.iter().map(|&(_, d)| Tuple::Leaf(d)).collect()),
+            ),
+        }
+    }
+
     /// The one-mode layout `shape:stride`.
     ///
     /// ```

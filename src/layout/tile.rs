@@ -155,10 +155,11 @@ pub fn digit_decomposable(layout: &Layout) -> LayoutResult<()> {
     modes.sort_by_key(|&(_, d)| d);
     for pair in modes.windows(2) {
         let ((s0, d0), (s1, d1)) = (pair[0], pair[1]);
-        // s0·d0 fits: it is at most the layout's cosize.
-        let span = s0 * d0;
-        if d1 % span != 0 {
-            let how = if d1 < span {
+        // An extent past i64 cannot divide any stride.
+        let span = s0.checked_mul(d0);
+        if span.is_none_or(|span| d1 % span != 0) {
+            let span = span.map_or_else(|| format!("{s0}·{d0}"), |span| span.to_string());
+            let how = if d1 < s0.saturating_mul(d0) {
                 "interleaves with"
             } else {
                 "is not aligned to"
