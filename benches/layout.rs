@@ -16,6 +16,8 @@ fn layout(text: &str) -> Layout {
 fn algebra(c: &mut Criterion) {
     let matrix = layout("[4096,4096]");
     let tiler = Tiler::shape(&[128, 32]).expect("valid tiler");
+    // Measure the success paths: every operation below must have a result.
+    zipped_divide(&matrix, &tiler).expect("128x32 divides 4096x4096");
 
     c.bench_function("logical_divide 4096x4096 by 128x32", |b| {
         b.iter(|| logical_divide(black_box(&matrix), black_box(&tiler)))
@@ -30,6 +32,7 @@ fn algebra(c: &mut Criterion) {
     // A hierarchical shared-memory tile read through an mma-style thread map.
     let smem = layout("((8,16),(32,4)):((32,256),(1,4096))");
     let thread_map = layout("((4,8),(2,2,4)):((32,1),(16,128,512))");
+    composition(&smem, &thread_map).expect("the thread map composes with the tile");
     c.bench_function("composition smem tile o thread map", |b| {
         b.iter(|| composition(black_box(&smem), black_box(&thread_map)))
     });

@@ -161,12 +161,14 @@ fn arb_extreme_layout() -> impl Strategy<Value = Option<Layout>> {
         i64::MAX / 3,
         i64::MIN / 5,
     ]);
-    (prop::collection::vec(sizes, 1..4), prop::collection::vec(strides, 3)).prop_map(
-        |(shape, stride)| {
+    (
+        prop::collection::vec(sizes, 1..4),
+        prop::collection::vec(strides, 3),
+    )
+        .prop_map(|(shape, stride)| {
             let stride = stride[..shape.len()].to_vec();
             Layout::new(flat(&shape), flat(&stride)).ok()
-        },
-    )
+        })
 }
 
 proptest! {
