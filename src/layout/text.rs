@@ -3,6 +3,7 @@
 //!
 //! - CuTe notation: `(4,(2,4)):(2,(1,8))`, or a shape alone `(4,8)`.
 //! - The IR's bracket form: `[4,(2,4) : 2,(1,8)]`, or dims alone `[4,8]`.
+//! - A swizzle functor: `Swizzle<3,3,3>` (IR) or `Sw<3,3,3>` (CuTe).
 //!
 //! The IR parser plugs in a leaf parser for symbolic dimensions (`M`, `K/2`)
 //! and `nom_locate` spans; the layout parser plugs in plain integers. Both see
@@ -10,7 +11,8 @@
 //! tokens; comments are the caller's business.
 
 use nom::{
-    AsChar, IResult, Input, Parser,
+    AsChar, Compare, IResult, Input, Parser,
+    bytes::complete::tag,
     character::complete::{char, multispace0},
     error::ParseError,
 };
@@ -184,6 +186,59 @@ where
     }
 }
 
+/// A swizzle functor's parameters `<B, M, S>`, written `Swizzle<B,M,S>` (the
+/// IR's spelling) or `Sw<B,M,S>` (CuTe's). The leaf parser reads each number;
+/// their meaning (and validity) is the caller's business.
+///
+/// ```
+/// use graphene::layout::text::swizzle_params;
+/// use nom::{Parser, character::complete::i64};
+/// let (_, p) = swizzle_params::<_, _, nom::error::Error<&str>, _>(i64)
+///     .parse("Swizzle<3, 3, 3>")
+///     .unwrap();
+/// assert_eq!(p, (3, 3, 3));
+/// ```
+pub fn swizzle_params<I, T, E, L>(mut leaf: L) -> impl Parser<I, Output = (T, T, T), Error = E>
+where
+    I: Input + Clone + for<'a> Compare<&'a str>,
+    <I as Input>::Item: AsChar,
+    E: ParseError<I>,
+    L: Parser<I, Output = T, Error = E>,
+{
+    move |input: I| {
+        let (rest, _) = ws(input)?;
+        let (rest, _) = match tag::<_, I, E>("Swizzle").parse(rest.clone()) {
+            Ok(done) => done,
+            Err(_) => tag("Sw").parse(rest)?,
+        };
+        let (rest, _) = ws(rest)?;
+        let (rest, _) = char('<').parse(rest)?;
+        let mut numbers = Vec::with_capacity(3);
+        let mut rest = rest;
+        for i in 0..3 {
+            if i > 0 {
+                let (after, _) = ws(rest)?;
+                let (after, _) = char(',').parse(after)?;
+                rest = after;
+            }
+            let (after, _) = ws(rest)?;
+            let (after, value) = leaf.parse(after)?;
+            numbers.push(value);
+            rest = after;
+        }
+        let (rest, _) = ws(rest)?;
+        let (rest, _) = char('>').parse(rest)?;
+        let mut values = numbers.into_iter();
+        match (values.next(), values.next(), values.next()) {
+            (Some(b), Some(m), Some(s)) => Ok((rest, (b, m, s))),
+            _ => Err(nom::Err::Error(E::from_error_kind(
+                rest,
+                nom::error::ErrorKind::Count,
+            ))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +289,25 @@ mod tests {
         assert_eq!(stride, Some(Tuple::Leaf(1)));
         let (_, (shape, _)) = cute_layout::<_, _, E, _>(int).parse("()").unwrap();
         assert_eq!(shape, Tuple::Node(vec![]));
+    }
+
+    #[test]
+    fn swizzle_spellings() {
+        let (rest, p) = swizzle_params::<_, _, E, _>(int)
+            .parse("Sw<2,4,-3> o")
+            .unwrap();
+        assert_eq!(p, (2, 4, -3));
+        assert_eq!(rest, " o");
+        assert!(
+            swizzle_params::<_, _, E, _>(int)
+                .parse("Swizzle<1,2>")
+                .is_err()
+        );
+        assert!(
+            swizzle_params::<_, _, E, _>(int)
+                .parse("Swiz<1,2,3>")
+                .is_err()
+        );
     }
 
     #[test]

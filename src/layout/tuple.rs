@@ -67,12 +67,71 @@ impl<T> Tuple<T> {
         }
     }
 
+    /// Number of leaves.
+    pub fn leaf_count(&self) -> usize {
+        match self {
+            Tuple::Leaf(_) => 1,
+            Tuple::Node(modes) => modes.iter().map(Tuple::leaf_count).sum(),
+        }
+    }
+
+    /// The same tree with every leaf mapped through a fallible `f`; the first
+    /// error wins.
+    pub fn try_map<U, E>(&self, f: &mut impl FnMut(&T) -> Result<U, E>) -> Result<Tuple<U>, E> {
+        match self {
+            Tuple::Leaf(value) => Ok(Tuple::Leaf(f(value)?)),
+            Tuple::Node(modes) => Ok(Tuple::Node(
+                modes
+                    .iter()
+                    .map(|mode| mode.try_map(f))
+                    .collect::<Result<_, E>>()?,
+            )),
+        }
+    }
+
+    /// A tuple with the tree of `self` whose leaves are taken, in order, from
+    /// `values`; `None` if `values` runs out first.
+    pub fn rebuild_with<U>(&self, values: &mut impl Iterator<Item = U>) -> Option<Tuple<U>> {
+        match self {
+            Tuple::Leaf(_) => values.next().map(Tuple::Leaf),
+            Tuple::Node(modes) => modes
+                .iter()
+                .map(|mode| mode.rebuild_with(values))
+                .collect::<Option<Vec<_>>>()
+                .map(Tuple::Node),
+        }
+    }
+
     /// The top-level modes: a leaf is its own single mode.
     pub fn modes(&self) -> Vec<&Tuple<T>> {
         match self {
             Tuple::Leaf(_) => vec![self],
             Tuple::Node(modes) => modes.iter().collect(),
         }
+    }
+}
+
+impl<T: Clone> Tuple<T> {
+    /// The leaves as a depth-1 tuple; a leaf stays a leaf (as in CuTe).
+    pub fn flatten(&self) -> Tuple<T> {
+        match self {
+            Tuple::Leaf(_) => self.clone(),
+            Tuple::Node(_) => Tuple::Node(
+                self.leaves()
+                    .into_iter()
+                    .cloned()
+                    .map(Tuple::Leaf)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A single value is a leaf tuple: lets `complement(&a, 24)` take an integer
+/// where a shape is expected.
+impl<T> From<T> for Tuple<T> {
+    fn from(value: T) -> Self {
+        Tuple::Leaf(value)
     }
 }
 
