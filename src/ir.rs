@@ -9,7 +9,7 @@
 
 pub use crate::diag::Span;
 use crate::expr::Expr;
-use crate::layout::Tuple;
+use crate::layout::{Swizzle, Tuple};
 
 /// A checked `.gph` file.
 #[derive(Clone, PartialEq, Debug)]
@@ -183,18 +183,6 @@ pub struct Level {
     pub stride: Tuple<Expr>,
 }
 
-/// `CuTe`'s swizzle functor `Swizzle<B,M,S>` on element offsets
-/// (docs/language.md §2).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct SwizzleSpec {
-    /// B: number of bits XORed.
-    pub bits: u32,
-    /// M: lowest bit changed.
-    pub base: u32,
-    /// S: distance from the source bits to the changed bits.
-    pub shift: i32,
-}
-
 /// The type of a tensor value.
 ///
 /// Rule: offsets are `Σ level_j(c_j)` over the levels; a swizzle, if any,
@@ -208,7 +196,7 @@ pub struct TensorType {
     /// Memory space.
     pub memory: Memory,
     /// Storage permutation of a shared buffer.
-    pub swizzle: Option<SwizzleSpec>,
+    pub swizzle: Option<Swizzle>,
 }
 
 /// Thread or block.
