@@ -14,3 +14,4 @@ pub mod ptx;
 #[cfg(feature = "cuda")]
 pub mod runtime;
 pub mod syntax;
+pub mod viz;
