@@ -39,8 +39,9 @@ pub const MAX_CELLS: u64 = 4096;
 /// `height` the number of grid rows; what does not fit is elided with an
 /// `… N more columns` / `… N more rows` marker, never wrapped. At least one
 /// row and one column are always drawn. With `color` off the output is plain
-/// ASCII (plus `…` and `·`); with it on, the same text with ANSI colour codes
-/// around cells, so that stripping the codes gives the monochrome drawing.
+/// text whose only non-ASCII characters are `…`, `·`, `→` and `×`; with it
+/// on, the same text with ANSI colour codes around cells, so that stripping
+/// the codes gives the monochrome drawing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     /// Wrap cells in ANSI colour codes.
