@@ -332,7 +332,7 @@ fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
 /// use graphene::viz::{AtomName, Style, atom};
 /// let name: AtomName = "ldmatrix.x1".parse().unwrap();
 /// let text = atom(name, &Style::plain(120));
-/// assert!(text.contains("0 | T0:v0 T0:v1 T1:v0 T1:v1 T2:v0 T2:v1 T3:v0 T3:v1"));
+/// assert!(text.contains("0 |  T0:v0  T0:v1  T1:v0  T1:v1  T2:v0  T2:v1  T3:v0  T3:v1"));
 /// ```
 pub fn atom(name: AtomName, style: &Style) -> String {
     let mut out = String::new();
