@@ -272,8 +272,8 @@ impl Checker {
                     ),
                     other.span,
                 )
-                .with_label(self.count_label(other, lanes))
-                .with_secondary(first.span, self.count_label(first, lanes))
+                .with_label(self.count_label(other, lanes, scaled))
+                .with_secondary(first.span, self.count_label(first, lanes, scaled))
                 .with_help(
                     "tile or index the operands so that each holds the same number of elements",
                 );
@@ -289,13 +289,19 @@ impl Checker {
         }
     }
 
-    fn count_label(&self, view: &View, lanes: &Lanes) -> String {
-        let count = self.expr_text(&normalize(&self.lane_count(view, lanes)));
+    /// "N elements (type)"; with `scaled`, a per-lane operand is counted
+    /// over the lanes, as it was compared with a shared one.
+    fn count_label(&self, view: &View, lanes: &Lanes, scaled: bool) -> String {
         let ty = self.tensor_text(&view.ty);
-        if self.per_lane(view, lanes) {
-            format!("{count} elements ({ty} per thread)")
+        let own = self.expr_text(&normalize(&levels_size(&view.ty.levels)));
+        if scaled && self.per_lane(view, lanes) {
+            let total = self.expr_text(&normalize(&self.lane_count(view, lanes)));
+            format!(
+                "{total} elements: {own} per thread ({ty}) over {} threads",
+                lanes.0.len()
+            )
         } else {
-            format!("{count} elements ({ty})")
+            format!("{own} elements ({ty})")
         }
     }
 
@@ -395,12 +401,14 @@ impl Checker {
             .filter(|(i, _)| !axes.contains(&(*i as u32)))
             .fold(Expr::Const(1), |acc, (_, e)| Expr::mul(acc, e.clone()));
         let scale = |per_lane: bool| if per_lane { lanes.0.len() as i64 } else { 1 };
-        let expected = Expr::mul(kept, Expr::Const(scale(self.per_lane(x, lanes))));
+        let expected = Expr::mul(kept.clone(), Expr::Const(scale(self.per_lane(x, lanes))));
         let found = self.lane_count(y, lanes);
         if !same(&expected, &found) {
+            let scaled = self.per_lane(x, lanes) != self.per_lane(y, lanes);
+            let shown = if scaled { &expected } else { &kept };
             let (expected_text, found_label) = (
-                self.expr_text(&normalize(&expected)),
-                self.count_label(y, lanes),
+                self.expr_text(&normalize(shown)),
+                self.count_label(y, lanes, scaled),
             );
             self.report(
                 Diagnostic::error(
