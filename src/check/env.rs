@@ -127,10 +127,9 @@ pub(crate) struct ConstEntry {
 /// What the checker knows about one loop.
 #[derive(Clone, PartialEq, Debug)]
 pub(crate) struct LoopInfo {
-    /// The first value, if it could be computed.
-    pub lo: Option<Expr>,
-    /// The exclusive bound, if it could be computed.
-    pub hi: Option<Expr>,
+    /// The smallest and largest values of the variable, where known
+    /// (computed once, when the loop is entered).
+    pub range: (Option<i64>, Option<i64>),
     /// The `for (…)` header.
     pub header: Span,
     /// Set when a register tensor is indexed with the variable.

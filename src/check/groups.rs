@@ -137,7 +137,10 @@ impl Checker {
                 })
                 .collect(),
             levels => {
-                let span = patterns[0].span.join(patterns[patterns.len() - 1].span);
+                let span = match (patterns.first(), patterns.last()) {
+                    (Some(first), Some(last)) => first.span.join(last.span),
+                    (None, _) | (_, None) => group_span,
+                };
                 let shape = self.group_text(&group.ty);
                 let expected = match levels {
                     [only] => format!("{} (one per mode)", only.len()),

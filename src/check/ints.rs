@@ -256,12 +256,8 @@ impl Checker {
             },
             Expr::Var(Var::Loop(i)) => match self.kernel.loop_info.get(*i as usize) {
                 Some(info) => Bounds {
-                    lo: info.lo.as_ref().and_then(|lo| self.bounds(lo).lo),
-                    hi: info
-                        .hi
-                        .as_ref()
-                        .and_then(|hi| self.bounds(hi).hi)
-                        .and_then(|hi| hi.checked_sub(1)),
+                    lo: info.range.0,
+                    hi: info.range.1,
                 },
                 None => Bounds::UNKNOWN,
             },

@@ -16,6 +16,7 @@ use crate::syntax::ast;
 
 use super::codes;
 use super::env::{Checker, GroupVal};
+use super::groups::MAX_BLOCK_SIZE;
 use super::symbolic::{constant_layout, levels_size, modes, normalize, same, size};
 
 /// The lanes of an executing group: the ids of its innermost level.
@@ -92,7 +93,9 @@ impl Checker {
     /// The lanes of a thread group, if its innermost level is constant.
     pub(crate) fn lanes(&self, group: &GroupVal) -> Option<Lanes> {
         let innermost = group.ty.levels.last()?;
-        constant_layout(innermost).map(|layout| Lanes(layout.offsets().collect()))
+        constant_layout(innermost)
+            .filter(|layout| layout.size() <= MAX_BLOCK_SIZE)
+            .map(|layout| Lanes(layout.offsets().collect()))
     }
 
     /// Whether a view holds different elements in different lanes of one
@@ -102,7 +105,7 @@ impl Checker {
         if view.ty.memory == Memory::Registers {
             return true;
         }
-        if !view.base.vars().contains(&Var::ThreadId) {
+        if !view.base.vars().contains(&Var::ThreadId) || !self.divisors_positive(&view.base) {
             return false;
         }
         let at = |lane: i64| {
@@ -116,6 +119,26 @@ impl Checker {
         let mut values = lanes.0.iter().map(|&lane| at(lane).ok());
         let first = values.next().flatten();
         values.any(|value| value != first)
+    }
+
+    /// Whether every division in `e` is by a value known to be positive,
+    /// so that evaluating it is the arithmetic the rules of `Expr` assume.
+    fn divisors_positive(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Const(_) | Expr::Var(_) => true,
+            Expr::Div(a, b) | Expr::Rem(a, b) => {
+                self.bounds(b).lo.is_some_and(|lo| lo >= 1)
+                    && self.divisors_positive(a)
+                    && self.divisors_positive(b)
+            }
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::And(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Shr(a, b)
+            | Expr::Shl(a, b) => self.divisors_positive(a) && self.divisors_positive(b),
+        }
     }
 
     fn loop_start(&self, id: u32) -> i64 {
@@ -454,6 +477,7 @@ impl Checker {
             .levels
             .last()
             .and_then(constant_layout)
+            .filter(|lanes| lanes.size() == 32)
             .filter(|lanes| {
                 let mut ids: Vec<i64> = lanes.offsets().collect();
                 ids.sort_unstable();

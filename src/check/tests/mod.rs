@@ -3,6 +3,8 @@
 //! the REPL session.
 
 mod examples;
+mod rules;
+mod session;
 mod types;
 
 use crate::check::{Names, Session, Shown, group_type_text, tensor_type_text};

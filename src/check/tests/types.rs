@@ -56,7 +56,8 @@ fn warp_groupings_of_section_4() {
         &mut s,
         "@qp_idx, (@quad_idx, @qp_hi_lo) = #quad_pairs.indices()",
     );
-    let cases: [(&str, fn(i64) -> i64); 6] = [
+    type Formula = fn(i64) -> i64;
+    let cases: [(&str, Formula); 6] = [
         ("grp_m", |t| (t / 16) % 2),
         ("grp_n", |t| (t / 8) % 2),
         ("tidx", |t| t % 8),
