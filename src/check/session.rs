@@ -148,18 +148,15 @@ impl Session {
         trial.diags.clear();
         let value = trial.value(expr);
         match value {
-            Ok(value) if trial.diags.is_empty() => {
-                // Naming new dims in a shown expression is kept.
-                self.checker.kernel.dims = trial.kernel.dims;
-                self.checker.dim_ids = trial.dim_ids;
-                Ok(match value {
-                    Value::Tensor(view) => Shown::Tensor { name: None, view },
-                    Value::Group(group) => Shown::Group {
-                        name: None,
-                        ty: group.ty,
-                    },
-                })
-            }
+            // Expressions name no dims (tile sizes and reshapes are
+            // constants), so there is nothing to keep from the trial.
+            Ok(value) if trial.diags.is_empty() => Ok(match value {
+                Value::Tensor(view) => Shown::Tensor { name: None, view },
+                Value::Group(group) => Shown::Group {
+                    name: None,
+                    ty: group.ty,
+                },
+            }),
             Ok(_) | Err(_) => {
                 trial.diags.sort_by_key(|d| d.primary.span.start);
                 Err(trial.diags)

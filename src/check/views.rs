@@ -157,13 +157,23 @@ impl Checker {
         } else {
             "launch configurations and `.indices()` take thread groups; name a group `#g` here"
         };
+        let label = match &e.kind {
+            ExprKind::Tensor(name) => format!("`%{}` is {found}", name.text),
+            ExprKind::Group(name) => format!("`#{}` is {found}", name.text),
+            ExprKind::Allocate
+            | ExprKind::Tile(..)
+            | ExprKind::Reshape(..)
+            | ExprKind::Indices(_)
+            | ExprKind::Scalar(_)
+            | ExprKind::Index(..) => format!("this is {found}"),
+        };
         self.fail(
             Diagnostic::error(
                 codes::WRONG_KIND,
                 format!("expected {expected}, found {found}"),
                 e.span,
             )
-            .with_label(format!("this is {found}"))
+            .with_label(label)
             .with_help(help),
         )
     }
