@@ -143,7 +143,7 @@ impl Session {
     }
 
     /// An expression to show, e.g. `#4.tile(8)`; defines nothing.
-    pub fn expression(&mut self, expr: &ast::Expr) -> Result<Shown, Vec<Diagnostic>> {
+    pub fn expression(&self, expr: &ast::Expr) -> Result<Shown, Vec<Diagnostic>> {
         let mut trial = self.checker.clone();
         trial.diags.clear();
         let value = trial.value(expr);

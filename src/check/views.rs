@@ -673,26 +673,31 @@ impl Checker {
     fn check_range(&mut self, value: &Expr, extent: &Expr, span: Span) {
         let bounds = self.bounds(value);
         let extent = extent.as_const();
-        let (message, label) = match (bounds.lo, bounds.hi, extent) {
-            (Some(lo), _, _) if lo < 0 => (
-                format!("coordinate can be {lo}"),
-                "coordinates start at 0".to_string(),
-            ),
-            (_, Some(hi), Some(extent)) if hi >= extent => (
-                if value.as_const().is_some() {
-                    format!("coordinate {hi} is out of range for extent {extent}")
-                } else {
-                    format!(
-                        "coordinate `{}` can reach {hi}, past the extent {extent}",
-                        self.expr_text(value)
-                    )
-                },
-                format!("valid coordinates are 0 to {}", extent - 1),
-            ),
+        let range = match (bounds.lo, bounds.hi) {
+            (Some(lo), Some(hi)) if lo == hi => format!("is {lo}"),
+            (Some(lo), Some(hi)) => format!("takes the values {lo} to {hi}"),
+            (Some(lo), None) => format!("can be as small as {lo}"),
+            (None, Some(hi)) => format!("can be as large as {hi}"),
+            (None, None) => return,
+        };
+        let label = match value.as_const() {
+            Some(_) => format!("this coordinate {range}"),
+            None => format!("`{}` {range}", self.expr_text(value)),
+        };
+        let message = match (bounds.lo, bounds.hi, extent) {
+            (Some(lo), _, _) if lo < 0 => format!("a coordinate that can be {lo}"),
+            (_, Some(hi), Some(extent)) if hi >= extent => {
+                format!("a coordinate that can reach {hi} in a mode of extent {extent}")
+            }
             _ => return,
+        };
+        let valid = match extent {
+            Some(extent) => format!("the mode's coordinates are 0 to {}", extent - 1),
+            None => "coordinates start at 0".to_string(),
         };
         let diagnostic = Diagnostic::error(codes::OUT_OF_RANGE, message, span)
             .with_label(label)
+            .with_note(valid)
             .with_help("tile the tensor so that the mode matches the range of the index");
         self.report(diagnostic);
     }
