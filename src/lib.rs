@@ -12,6 +12,7 @@ pub mod expr;
 pub mod ir;
 pub mod layout;
 pub mod ptx;
+pub mod reference;
 #[cfg(feature = "cuda")]
 pub mod runtime;
 pub mod syntax;

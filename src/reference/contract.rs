@@ -1,0 +1,393 @@
+//! Reference stage: a kernel's contract — its outermost spec with the dims
+//! bound — checked for what the host can evaluate: a built-in kind, whole
+//! global tensors as operands, and shapes that fit the kind.
+
+use super::ReferenceError;
+use super::view::{ResolvedView, extent_of};
+use crate::ir::{BinaryOp, Kernel, Memory, ReduceOp, SpecKind, UnaryOp};
+
+/// The problem size of a `MatMul` contract, from its operands' matrix
+/// readings: A is `m×k`, B `k×n`, C `m×n`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MatMulShape {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// Columns of A, rows of B.
+    pub k: usize,
+    /// `C = C + A·B` (true) or `C = A·B` (`MatMul<overwrite>`).
+    pub accumulate: bool,
+}
+
+impl MatMulShape {
+    /// Floating-point operations: one multiply and one add per term.
+    pub fn flops(&self) -> u128 {
+        2 * self.m as u128 * self.n as u128 * self.k as u128
+    }
+}
+
+/// What the contract computes, with the operand shapes it needs resolved.
+///
+/// Rule: the kinds with a whole-tensor contract only; the generic `Spec`
+/// and `Shfl` (a register exchange between lanes) have none.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ContractKind {
+    /// `out = in`, converting the element type.
+    Move,
+    /// `C (+)= A·B`.
+    MatMul(MatMulShape),
+    /// `y = op(x)`.
+    Unary(UnaryOp),
+    /// `z = x op y`.
+    Binary(BinaryOp),
+    /// `y = op` over the input's modes `axes`; each output element folds
+    /// `reduced` input elements.
+    Reduction {
+        /// The fold.
+        op: ReduceOp,
+        /// The input's reduced logical modes.
+        axes: Vec<u32>,
+        /// Input elements per output element.
+        reduced: usize,
+    },
+    /// Every element of the output = `value`.
+    Init {
+        /// The value.
+        value: f64,
+    },
+}
+
+/// The values an input is filled with. The host draws uniform values in
+/// [-1, 1) (exact in the element type); an input whose operation is not
+/// defined there is mapped into its domain, exactly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum InputDomain {
+    /// The drawn values as they are.
+    Uniform,
+    /// `|x| + 1/2`, in [1/2, 3/2]: for `rsqrt`, undefined at and below 0.
+    Positive,
+}
+
+impl InputDomain {
+    /// The value an input of this domain holds for a drawn value `x`
+    /// (exact for drawn fp16, bf16 and fp32 values).
+    pub fn map(self, x: f64) -> f64 {
+        match self {
+            InputDomain::Uniform => x,
+            InputDomain::Positive => x.abs() + 0.5,
+        }
+    }
+}
+
+/// A kernel's outermost spec as the reference evaluates it.
+///
+/// Rule: every operand is a whole global tensor (a view of a `GL`
+/// parameter that depends on no thread, block or loop); the shapes fit the
+/// kind (equal element counts for elementwise kinds, `m×k · k×n → m×n` for
+/// `MatMul`, the kept modes' size for `Reduction`).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Contract {
+    /// The kernel's name.
+    pub kernel: String,
+    /// What is computed.
+    pub kind: ContractKind,
+    /// The written tensor.
+    pub output: ResolvedView,
+    /// The read tensors, in the spec's order (A, B for `MatMul`).
+    pub inputs: Vec<ResolvedView>,
+}
+
+/// The number of inputs each kind takes (the checker's rule E0252).
+fn input_count(kind: &ContractKind) -> usize {
+    match kind {
+        ContractKind::Init { .. } => 0,
+        ContractKind::Move | ContractKind::Unary(_) | ContractKind::Reduction { .. } => 1,
+        ContractKind::MatMul(_) | ContractKind::Binary(_) => 2,
+    }
+}
+
+impl Contract {
+    /// The contract of `kernel`'s outermost spec with `dims` (one value
+    /// per symbolic dimension, in the kernel's order).
+    pub fn of(kernel: &Kernel, dims: &[i64]) -> Result<Contract, ReferenceError> {
+        if dims.len() != kernel.dims.len() {
+            return Err(ReferenceError::Dims(format!(
+                "kernel `{}` has {} symbolic dims; {} values given",
+                kernel.name,
+                kernel.dims.len(),
+                dims.len()
+            )));
+        }
+        let root = &kernel.root;
+        let unsupported = |detail: &str| ReferenceError::Unsupported {
+            kernel: kernel.name.clone(),
+            detail: detail.to_string(),
+        };
+        let placeholder = match &root.kind {
+            SpecKind::Generic => {
+                return Err(ReferenceError::NoContract {
+                    kernel: kernel.name.clone(),
+                });
+            }
+            SpecKind::Shfl { .. } => {
+                return Err(unsupported(
+                    "an outermost `Shfl` exchanges registers between lanes; it has no \
+                     whole-tensor contract to check",
+                ));
+            }
+            SpecKind::Move { .. } => ContractKind::Move,
+            SpecKind::MatMul { accumulate } => ContractKind::MatMul(MatMulShape {
+                m: 0,
+                n: 0,
+                k: 0,
+                accumulate: *accumulate,
+            }),
+            SpecKind::Unary(op) => ContractKind::Unary(*op),
+            SpecKind::Binary(op) => ContractKind::Binary(*op),
+            SpecKind::Reduction { op, axes } => ContractKind::Reduction {
+                op: *op,
+                axes: axes.clone(),
+                reduced: 0,
+            },
+            SpecKind::Init { value } => ContractKind::Init { value: *value },
+        };
+        if root.outputs.len() != 1 || root.inputs.len() != input_count(&placeholder) {
+            return Err(ReferenceError::Shape(format!(
+                "kernel `{}`: the outermost spec has {} outputs and {} inputs; its kind takes 1 and {}",
+                kernel.name,
+                root.outputs.len(),
+                root.inputs.len(),
+                input_count(&placeholder)
+            )));
+        }
+        let resolve = |view| -> Result<ResolvedView, ReferenceError> {
+            let resolved = ResolvedView::resolve(kernel, view, dims)?;
+            match (resolved.memory, resolved.param) {
+                (Memory::Global, Some(_)) => Ok(resolved),
+                (memory @ (Memory::Shared | Memory::Registers), _) => {
+                    Err(ReferenceError::NotGlobal {
+                        operand: resolved.name,
+                        memory,
+                    })
+                }
+                (Memory::Global, None) => Err(ReferenceError::NotGlobal {
+                    operand: resolved.name,
+                    memory: Memory::Global,
+                }),
+            }
+        };
+        let output = resolve(&root.outputs[0])?;
+        let inputs = root
+            .inputs
+            .iter()
+            .map(resolve)
+            .collect::<Result<Vec<_>, _>>()?;
+        let kind = match placeholder {
+            ContractKind::Move | ContractKind::Unary(_) | ContractKind::Binary(_) => {
+                for input in &inputs {
+                    same_count(&output, input)?;
+                }
+                placeholder
+            }
+            ContractKind::Init { .. } => placeholder,
+            ContractKind::MatMul(shape) => ContractKind::MatMul(matmul_shape(
+                &inputs[0],
+                &inputs[1],
+                &output,
+                shape.accumulate,
+            )?),
+            ContractKind::Reduction { op, axes, .. } => {
+                let reduced = reduction_size(&inputs[0], &output, &axes)?;
+                ContractKind::Reduction { op, axes, reduced }
+            }
+        };
+        Ok(Contract {
+            kernel: kernel.name.clone(),
+            kind,
+            output,
+            inputs,
+        })
+    }
+
+    /// The tensors whose values the contract reads: its inputs, and the
+    /// output too when it accumulates (`MatMul` without `overwrite`).
+    pub fn reads(&self) -> Vec<&ResolvedView> {
+        let mut read: Vec<&ResolvedView> = self.inputs.iter().collect();
+        if let ContractKind::MatMul(MatMulShape {
+            accumulate: true, ..
+        }) = self.kind
+        {
+            read.push(&self.output);
+        }
+        read
+    }
+
+    /// The values parameter `param` must hold for the contract to be
+    /// defined everywhere.
+    pub fn input_domain(&self, param: u32) -> InputDomain {
+        let reads_param = || self.inputs.iter().any(|input| input.param == Some(param));
+        match self.kind {
+            ContractKind::Unary(UnaryOp::Rsqrt) if reads_param() => InputDomain::Positive,
+            ContractKind::Unary(_)
+            | ContractKind::Move
+            | ContractKind::MatMul(_)
+            | ContractKind::Binary(_)
+            | ContractKind::Reduction { .. }
+            | ContractKind::Init { .. } => InputDomain::Uniform,
+        }
+    }
+}
+
+fn same_count(output: &ResolvedView, input: &ResolvedView) -> Result<(), ReferenceError> {
+    if output.elements() == input.elements() {
+        return Ok(());
+    }
+    Err(ReferenceError::Shape(format!(
+        "{} holds {} elements but {} holds {}: an elementwise contract pairs them one to one",
+        output.name,
+        output.elements(),
+        input.name,
+        input.elements()
+    )))
+}
+
+fn matrix_of(view: &ResolvedView) -> Result<(usize, usize), ReferenceError> {
+    let (rows, columns) = view.matrix().ok_or_else(|| {
+        ReferenceError::Shape(format!(
+            "{} is not a matrix: a MatMul operand has two modes at every level",
+            view.name
+        ))
+    })?;
+    Ok((extent_of(&rows), extent_of(&columns)))
+}
+
+fn matmul_shape(
+    a: &ResolvedView,
+    b: &ResolvedView,
+    c: &ResolvedView,
+    accumulate: bool,
+) -> Result<MatMulShape, ReferenceError> {
+    let (m, k) = matrix_of(a)?;
+    let (k_b, n) = matrix_of(b)?;
+    let (m_c, n_c) = matrix_of(c)?;
+    if k != k_b || m != m_c || n != n_c {
+        return Err(ReferenceError::Shape(format!(
+            "MatMul of {} ({m}×{k}) by {} ({k_b}×{n}) into {} ({m_c}×{n_c})",
+            a.name, b.name, c.name
+        )));
+    }
+    Ok(MatMulShape {
+        m,
+        n,
+        k,
+        accumulate,
+    })
+}
+
+fn reduction_size(
+    x: &ResolvedView,
+    y: &ResolvedView,
+    axes: &[u32],
+) -> Result<usize, ReferenceError> {
+    let modes = x.logical_modes().ok_or_else(|| {
+        ReferenceError::Shape(format!("{}'s levels have different ranks", x.name))
+    })?;
+    let mut reduced = 1usize;
+    for (position, &axis) in axes.iter().enumerate() {
+        let mode = modes.get(axis as usize).ok_or_else(|| {
+            ReferenceError::Shape(format!(
+                "axis {axis} of {}, which has {} modes",
+                x.name,
+                modes.len()
+            ))
+        })?;
+        if axes[..position].contains(&axis) {
+            return Err(ReferenceError::Shape(format!("axis {axis} is listed twice")));
+        }
+        reduced *= extent_of(mode);
+    }
+    let kept = x.elements() / reduced;
+    if kept != y.elements() {
+        return Err(ReferenceError::Shape(format!(
+            "{} keeps {kept} elements of {} but holds {}",
+            y.name,
+            x.name,
+            y.elements()
+        )));
+    }
+    Ok(reduced)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::check_file;
+    use crate::syntax::parse_file;
+
+    fn kernel(source: &str) -> Kernel {
+        let file = parse_file("t.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
+        let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+        program.kernels.into_iter().next().expect("one kernel")
+    }
+
+    const GEMM: &str = "%a:[M, K].fp16.GL\n%b:[K, N].fp16.GL\n%c:[M, N].fp32.GL\n\
+                        #g:[1].block\n#t:[32].thread\n%c <- MatMul<<<#g, #t>>>(%a, %b) {}\n";
+
+    #[test]
+    fn matmul_sizes_come_from_the_dims() {
+        let contract = Contract::of(&kernel(GEMM), &[64, 32, 48]).unwrap();
+        let ContractKind::MatMul(shape) = contract.kind else {
+            panic!("{:?}", contract.kind)
+        };
+        assert_eq!((shape.m, shape.n, shape.k), (64, 48, 32));
+        assert!(shape.accumulate);
+        assert_eq!(shape.flops(), 2 * 64 * 48 * 32);
+        // C is read as well as written.
+        let read: Vec<&str> = contract.reads().iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(read, ["%a", "%b", "%c"]);
+    }
+
+    #[test]
+    fn the_generic_spec_and_shared_operands_have_no_contract() {
+        let generic = kernel("%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Spec<<<#g, #t>>>() {}\n");
+        let error = Contract::of(&generic, &[]).unwrap_err();
+        assert!(matches!(error, ReferenceError::NoContract { .. }), "{error}");
+        assert!(error.to_string().starts_with("kernel `t` has no checkable contract"));
+
+        let shared = kernel(
+            "%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Move<<<#g, #t>>>(%s) {\n}\n"
+                .replace("%a <- Move", "%s:[8].fp32.SH\n%a <- Move")
+                .as_str(),
+        );
+        let error = Contract::of(&shared, &[]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "%s is a SH tensor: only global (GL) tensors are filled and read back by the host"
+        );
+    }
+
+    #[test]
+    fn rsqrt_inputs_are_positive_and_others_uniform() {
+        let rsqrt = kernel(
+            "%x:[64].fp32.GL\n%y:[64].fp32.GL\n#g:[1].block\n#t:[64].thread\n\
+             %y <- UnaryPointwise<rsqrt><<<#g, #t>>>(%x) {}\n",
+        );
+        let contract = Contract::of(&rsqrt, &[]).unwrap();
+        assert_eq!(contract.input_domain(0), InputDomain::Positive);
+        assert_eq!(contract.input_domain(1), InputDomain::Uniform);
+        assert_eq!(InputDomain::Positive.map(-1.0), 1.5);
+        assert_eq!(InputDomain::Positive.map(0.0), 0.5);
+    }
+
+    #[test]
+    fn reductions_count_the_folded_elements() {
+        let sum = kernel(
+            "%x:[R, 128 : 128, 1].fp32.GL\n%y:[R].fp32.GL\n#g:[R].block\n#t:[32].thread\n\
+             %y <- Reduction<add, [1]><<<#g, #t>>>(%x) {}\n",
+        );
+        let contract = Contract::of(&sum, &[16]).unwrap();
+        assert!(matches!(contract.kind, ContractKind::Reduction { reduced: 128, .. }));
+        assert!(Contract::of(&sum, &[]).is_err(), "one value per dim");
+    }
+}

@@ -1,0 +1,308 @@
+//! Reference stage: evaluating a contract in f64 on the host copies of the
+//! kernel's global tensors, rounding each result into the output's element
+//! type, and the tolerance the comparison allows.
+
+use half::{bf16, f16};
+use rayon::prelude::*;
+
+use super::ReferenceError;
+use super::contract::{Contract, ContractKind, MatMulShape};
+use super::gemm::gemm_accumulate;
+use super::view::{CHUNK, FlatIndex, ResolvedView, gather};
+use crate::ir::{BinaryOp, ReduceOp, Scalar, UnaryOp};
+
+/// How far the GPU's output may be from the reference, as the relative
+/// error ‖out − ref‖ / ‖ref‖ (docs/running.md, "Tolerances").
+#[derive(Clone, PartialEq, Debug)]
+pub struct Tolerance {
+    /// The largest relative error that passes.
+    pub relative: f64,
+    /// Why this bound, for the report (`fp16 inputs`, `exact move`…).
+    pub reason: String,
+}
+
+/// Relative error allowed where every value is exact after rounding into
+/// the output type (moves, fills) or computed in fp32.
+const TIGHT: f64 = 1e-5;
+/// Relative error allowed where fp16/bf16 values take part in arithmetic.
+const HALF_PRECISION: f64 = 1e-2;
+
+/// What the output of a kernel must hold.
+///
+/// Rule: `values[i]` is expected at buffer offset `index.offset(i)` of the
+/// parameter `param`; every value is representable in `scalar`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Expected {
+    /// `%name` of the output.
+    pub output: String,
+    /// Its ABI position.
+    pub param: u32,
+    /// Its element type.
+    pub scalar: Scalar,
+    /// Where each value goes.
+    pub index: FlatIndex,
+    /// The values.
+    pub values: Vec<f64>,
+    /// The comparison's bound.
+    pub tolerance: Tolerance,
+}
+
+/// The unit roundoff of `scalar`: half the distance from 1 to the next
+/// value (`2^-11` for fp16, `2^-8` bf16, `2^-24` fp32); 0 for integers.
+pub fn unit_roundoff(scalar: Scalar) -> f64 {
+    match scalar {
+        Scalar::Fp16 => (-11f64).exp2(),
+        Scalar::Bf16 => (-8f64).exp2(),
+        Scalar::Fp32 => (-24f64).exp2(),
+        Scalar::I32 | Scalar::U32 => 0.0,
+    }
+}
+
+/// `value` rounded to the nearest value of `scalar` (ties to even;
+/// integers saturate, NaN becomes 0 for them), as an f64.
+pub fn round_to(scalar: Scalar, value: f64) -> f64 {
+    match scalar {
+        Scalar::Fp16 => f64::from(f16::from_f64(value)),
+        Scalar::Bf16 => f64::from(bf16::from_f64(value)),
+        Scalar::Fp32 => f64::from(value as f32),
+        Scalar::I32 => f64::from(value.round_ties_even() as i32),
+        Scalar::U32 => f64::from(value.round_ties_even() as u32),
+    }
+}
+
+fn is_half(scalar: Scalar) -> bool {
+    match scalar {
+        Scalar::Fp16 | Scalar::Bf16 => true,
+        Scalar::Fp32 | Scalar::I32 | Scalar::U32 => false,
+    }
+}
+
+/// The bound for arithmetic on `operands` that accumulates `terms` values
+/// into `accumulator`: the larger of the precision bound (1e-2 when a
+/// 16-bit float takes part, else 1e-5) and the accumulator's expected
+/// rounding drift, `u·√terms`.
+fn arithmetic_tolerance(operands: &[Scalar], accumulator: Scalar, terms: usize) -> Tolerance {
+    let (base, base_reason) = match operands.iter().find(|s| is_half(**s)) {
+        Some(half) => (HALF_PRECISION, format!("{} operands", half.name())),
+        None => (TIGHT, format!("{} arithmetic", accumulator.name())),
+    };
+    let drift = unit_roundoff(accumulator) * (terms as f64).sqrt();
+    if drift > base {
+        Tolerance {
+            relative: drift,
+            reason: format!(
+                "{} accumulation of {terms} terms: u·√{terms}",
+                accumulator.name()
+            ),
+        }
+    } else {
+        Tolerance {
+            relative: base,
+            reason: base_reason,
+        }
+    }
+}
+
+fn unary(op: UnaryOp, x: f64) -> f64 {
+    match op {
+        UnaryOp::Relu => x.max(0.0),
+        UnaryOp::Exp => x.exp(),
+        UnaryOp::Exp2 => x.exp2(),
+        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        UnaryOp::Neg => -x,
+        UnaryOp::Abs => x.abs(),
+    }
+}
+
+fn binary(op: BinaryOp, x: f64, y: f64) -> f64 {
+    match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Max => x.max(y),
+        BinaryOp::Min => x.min(y),
+    }
+}
+
+/// The host values of `view`'s parameter, checked against its size.
+fn host_values<'p>(params: &[&'p [f64]], view: &ResolvedView) -> Result<&'p [f64], ReferenceError> {
+    let position = view.param.unwrap_or(u32::MAX) as usize;
+    let values = params.get(position).copied().ok_or_else(|| {
+        ReferenceError::Input(format!(
+            "no host values for {} (parameter {position}; {} given)",
+            view.name,
+            params.len()
+        ))
+    })?;
+    if values.len() != view.buffer_elements {
+        return Err(ReferenceError::Input(format!(
+            "{} holds {} elements but {} host values were given",
+            view.name,
+            view.buffer_elements,
+            values.len()
+        )));
+    }
+    Ok(values)
+}
+
+impl Contract {
+    /// The tolerance of this contract's comparison.
+    pub fn tolerance(&self) -> Tolerance {
+        let out = self.output.scalar;
+        let mut operands: Vec<Scalar> = self.inputs.iter().map(|v| v.scalar).collect();
+        operands.push(out);
+        match &self.kind {
+            ContractKind::Move | ContractKind::Init { .. } => Tolerance {
+                relative: TIGHT,
+                reason: format!("exact after rounding to {}", out.name()),
+            },
+            ContractKind::Unary(_) | ContractKind::Binary(_) => {
+                arithmetic_tolerance(&operands, out, 1)
+            }
+            ContractKind::MatMul(shape) => {
+                // The products' operands decide the precision; C only accumulates.
+                let inputs: Vec<Scalar> = self.inputs.iter().map(|v| v.scalar).collect();
+                arithmetic_tolerance(&inputs, out, shape.k)
+            }
+            ContractKind::Reduction { reduced, .. } => {
+                arithmetic_tolerance(&operands, out, *reduced)
+            }
+        }
+    }
+
+    /// The expected output for `params`: the host values of every `GL`
+    /// parameter, by ABI position (an output's entry is read only when the
+    /// contract accumulates into it).
+    pub fn evaluate(&self, params: &[&[f64]]) -> Result<Expected, ReferenceError> {
+        let data = |view: &ResolvedView| host_values(params, view);
+        let read = |view: &ResolvedView| gather(&view.element_order()?, data(view)?, &view.name);
+        let out = &self.output;
+        let (index, mut values) = match &self.kind {
+            ContractKind::Move => (out.element_order()?, read(&self.inputs[0])?),
+            ContractKind::Unary(op) => {
+                let mut x = read(&self.inputs[0])?;
+                x.par_iter_mut().for_each(|v| *v = unary(*op, *v));
+                (out.element_order()?, x)
+            }
+            ContractKind::Binary(op) => {
+                let mut x = read(&self.inputs[0])?;
+                let y = read(&self.inputs[1])?;
+                x.par_iter_mut()
+                    .zip(y.par_iter())
+                    .for_each(|(x, y)| *x = binary(*op, *x, *y));
+                (out.element_order()?, x)
+            }
+            ContractKind::Init { value } => (out.element_order()?, vec![*value; out.elements()]),
+            ContractKind::MatMul(shape) => self.matmul(shape, params)?,
+            ContractKind::Reduction { op, axes, reduced } => {
+                (out.element_order()?, self.reduce(*op, axes, *reduced, params)?)
+            }
+        };
+        let scalar = out.scalar;
+        values.par_iter_mut().for_each(|v| *v = round_to(scalar, *v));
+        Ok(Expected {
+            output: out.name.clone(),
+            param: out.param.unwrap_or(u32::MAX),
+            scalar,
+            index,
+            values,
+            tolerance: self.tolerance(),
+        })
+    }
+
+    /// `C (+)= A·B` on dense row-major copies; the result in C's row-major
+    /// order, with the index that places it.
+    fn matmul(
+        &self,
+        shape: &MatMulShape,
+        params: &[&[f64]],
+    ) -> Result<(FlatIndex, Vec<f64>), ReferenceError> {
+        let data = |view: &ResolvedView| host_values(params, view);
+        let row_major = |view: &ResolvedView| -> Result<FlatIndex, ReferenceError> {
+            let (rows, columns) = view.matrix().ok_or_else(|| {
+                ReferenceError::Shape(format!("{} is not a matrix", view.name))
+            })?;
+            // Columns fastest: element r·columns + c.
+            view.index_over(columns.into_iter().chain(rows).collect())
+        };
+        let (a, b, c) = (&self.inputs[0], &self.inputs[1], &self.output);
+        let a_dense = gather(&row_major(a)?, data(a)?, &a.name)?;
+        let b_dense = gather(&row_major(b)?, data(b)?, &b.name)?;
+        let c_index = row_major(c)?;
+        let mut c_dense = if shape.accumulate {
+            gather(&c_index, data(c)?, &c.name)?
+        } else {
+            vec![0.0; c_index.len()]
+        };
+        gemm_accumulate(shape.m, shape.n, shape.k, &a_dense, &b_dense, &mut c_dense)?;
+        Ok((c_index, c_dense))
+    }
+
+    /// `op` over the reduced modes, one output element per combination of
+    /// the kept modes (first kept mode fastest).
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        axes: &[u32],
+        reduced: usize,
+        params: &[&[f64]],
+    ) -> Result<Vec<f64>, ReferenceError> {
+        let data = |view: &ResolvedView| host_values(params, view);
+        let x = &self.inputs[0];
+        let modes = x.logical_modes().ok_or_else(|| {
+            ReferenceError::Shape(format!("{}'s levels have different ranks", x.name))
+        })?;
+        let is_reduced = |mode: usize| axes.contains(&(mode as u32));
+        // Reduced leaves fastest: each output element's inputs are contiguous.
+        let leaves = (0..modes.len())
+            .filter(|&mode| is_reduced(mode))
+            .chain((0..modes.len()).filter(|&mode| !is_reduced(mode)))
+            .flat_map(|mode| modes[mode].iter().copied())
+            .collect();
+        let dense = gather(&x.index_over(leaves)?, data(x)?, &x.name)?;
+        let fold = |terms: &[f64]| match op {
+            ReduceOp::Add => terms.iter().sum(),
+            ReduceOp::Max => terms.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        };
+        let mut out = vec![0.0; dense.len() / reduced.max(1)];
+        out.par_chunks_mut(CHUNK)
+            .zip(dense.par_chunks(CHUNK * reduced.max(1)))
+            .for_each(|(out, terms)| {
+                for (value, terms) in out.iter_mut().zip(terms.chunks(reduced.max(1))) {
+                    *value = fold(terms);
+                }
+            });
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_matches_the_types() {
+        assert_eq!(round_to(Scalar::Fp16, 1.0 + 1.0 / 4096.0), 1.0);
+        assert_eq!(round_to(Scalar::Fp16, 70000.0), f64::INFINITY);
+        assert_eq!(round_to(Scalar::Bf16, 1.0 + 1.0 / 256.0), 1.0);
+        assert_eq!(round_to(Scalar::Bf16, 1.0 + 3.0 / 256.0), 1.0 + 4.0 / 256.0);
+        assert_eq!(round_to(Scalar::Fp32, 0.1), f64::from(0.1f32));
+        assert_eq!(round_to(Scalar::I32, 2.5), 2.0);
+        assert_eq!(round_to(Scalar::I32, -1e12), f64::from(i32::MIN));
+        assert_eq!(round_to(Scalar::U32, -3.0), 0.0);
+    }
+
+    #[test]
+    fn tolerances_follow_precision_and_accumulation_length() {
+        let half = arithmetic_tolerance(&[Scalar::Fp16, Scalar::Fp16], Scalar::Fp32, 4096);
+        assert_eq!(half.relative, 1e-2);
+        assert_eq!(half.reason, "fp16 operands");
+        let single = arithmetic_tolerance(&[Scalar::Fp32], Scalar::Fp32, 128);
+        assert_eq!(single.relative, 1e-5);
+        // fp16 accumulation over 1024 terms drifts past 1e-2: 2^-11·32.
+        let drift = arithmetic_tolerance(&[Scalar::Fp16], Scalar::Fp16, 1024);
+        assert_eq!(drift.relative, 32.0 / 2048.0);
+        assert_eq!(drift.reason, "fp16 accumulation of 1024 terms: u·√1024");
+        assert_eq!(unit_roundoff(Scalar::I32), 0.0);
+    }
+}
