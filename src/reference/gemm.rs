@@ -1,14 +1,15 @@
 //! Reference stage: the dense f64 GEMM under every `MatMul` contract,
 //! `C += A·B` on row-major arrays, parallel over blocks of rows of C.
 //!
-//! Loop order: per task a block of C rows; inside, a panel of K and a panel
-//! of N columns, so that the B panel (256 × 512 values, 1 MiB) stays in a
-//! core's L2 while every row of the block streams over it, and each row of
-//! C is updated by four rows of B at a time (one load and store of C per
-//! four multiply-adds). On x86-64 CPUs with AVX2 and FMA the same loop is
-//! compiled a second time for them and chosen at run time.
+//! Loop order: per task a block of 16 C rows; inside, panels of 256 values
+//! of K; inside, tiles of 4 rows × 8 columns of C whose 32 sums stay in
+//! registers over the panel (per step: 4 values of A, 8 of B, 32
+//! multiply-adds), with the B strip of a tile (256 × 8 values, 16 KiB) in
+//! L1 while the block's rows pass over it. On x86-64 CPUs with AVX2 and FMA
+//! the same loops are compiled a second time for them and chosen at run
+//! time.
 //!
-//! Each C element sums its K products in the same order whatever the
+//! Each C element adds its panel sums in the same order whatever the
 //! thread count, so results are reproducible bit for bit.
 
 use rayon::prelude::*;
@@ -19,8 +20,6 @@ use super::ReferenceError;
 const ROW_BLOCK: usize = 16;
 /// Products of one K panel.
 const K_PANEL: usize = 256;
-/// Columns of one N panel.
-const N_PANEL: usize = 512;
 
 /// `c += a · b` for row-major `a` (`m×k`), `b` (`k×n`) and `c` (`m×n`);
 /// slices of other lengths are an error, and `c` is left alone.
@@ -85,45 +84,87 @@ fn row_block_fused(a_rows: &[f64], b: &[f64], c_rows: &mut [f64], n: usize, k: u
     row_block::<false>(a_rows, b, c_rows, n, k);
 }
 
-/// `c_rows += a_rows · b` for a block of rows.
+/// `c_rows += a_rows · b` for a block of rows: per K panel, tiles of
+/// `TILE_ROWS × TILE_COLUMNS` sums held in registers, the ragged edges
+/// element by element.
 #[inline(always)]
 fn row_block<const FUSED: bool>(a_rows: &[f64], b: &[f64], c_rows: &mut [f64], n: usize, k: usize) {
+    let rows = c_rows.len() / n;
     for k0 in (0..k).step_by(K_PANEL) {
-        let k1 = (k0 + K_PANEL).min(k);
-        for j0 in (0..n).step_by(N_PANEL) {
-            let j1 = (j0 + N_PANEL).min(n);
-            for (a_row, c_row) in a_rows.chunks_exact(k).zip(c_rows.chunks_exact_mut(n)) {
-                panel::<FUSED>(&a_row[k0..k1], b, k0, j0, &mut c_row[j0..j1], n);
+        let panel = k0..(k0 + K_PANEL).min(k);
+        let full_columns = n - n % TILE_COLUMNS;
+        for j in (0..full_columns).step_by(TILE_COLUMNS) {
+            let full_rows = rows - rows % TILE_ROWS;
+            for i in (0..full_rows).step_by(TILE_ROWS) {
+                tile::<FUSED>(a_rows, b, c_rows, n, k, i, j, panel.clone());
             }
+            edge::<FUSED>(a_rows, b, c_rows, n, k, full_rows..rows, j..j + TILE_COLUMNS, panel.clone());
+        }
+        edge::<FUSED>(a_rows, b, c_rows, n, k, 0..rows, full_columns..n, panel);
+    }
+}
+
+/// Rows of the register tile.
+const TILE_ROWS: usize = 4;
+/// Columns of the register tile (two 256-bit vectors of f64).
+const TILE_COLUMNS: usize = 8;
+
+/// `c[i..i+4][j..j+8] += Σ_{t ∈ panel} a[·][t] · b[t][j..j+8]`, the 32 sums
+/// in registers over the whole panel.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tile<const FUSED: bool>(
+    a_rows: &[f64],
+    b: &[f64],
+    c_rows: &mut [f64],
+    n: usize,
+    k: usize,
+    i: usize,
+    j: usize,
+    panel: std::ops::Range<usize>,
+) {
+    let mut sums = [[0.0f64; TILE_COLUMNS]; TILE_ROWS];
+    let a_panel: [&[f64]; TILE_ROWS] =
+        std::array::from_fn(|r| &a_rows[(i + r) * k + panel.start..(i + r) * k + panel.end]);
+    for (step, t) in panel.enumerate() {
+        let b_row: &[f64; TILE_COLUMNS] = b[t * n + j..][..TILE_COLUMNS]
+            .try_into()
+            .expect("a slice of TILE_COLUMNS values");
+        for (row_sums, a_row) in sums.iter_mut().zip(&a_panel) {
+            let a_value = a_row[step];
+            for (sum, &b_value) in row_sums.iter_mut().zip(b_row) {
+                *sum = multiply_add::<FUSED>(a_value, b_value, *sum);
+            }
+        }
+    }
+    for (r, row_sums) in sums.iter().enumerate() {
+        let c_row = &mut c_rows[(i + r) * n + j..][..TILE_COLUMNS];
+        for (c, sum) in c_row.iter_mut().zip(row_sums) {
+            *c += sum;
         }
     }
 }
 
-/// `c[j] += Σ_t a[t] · b[k0 + t][j0 + j]`, four products per pass.
+/// The same sums as [`tile`] for any rectangle, one element at a time.
 #[inline(always)]
-fn panel<const FUSED: bool>(a: &[f64], b: &[f64], k0: usize, j0: usize, c: &mut [f64], n: usize) {
-    let width = c.len();
-    let b_row = |t: usize| &b[(k0 + t) * n + j0..][..width];
-    let mut t = 0;
-    while t + 4 <= a.len() {
-        let (a0, a1, a2, a3) = (a[t], a[t + 1], a[t + 2], a[t + 3]);
-        let (b0, b1, b2, b3) = (b_row(t), b_row(t + 1), b_row(t + 2), b_row(t + 3));
-        for j in 0..width {
-            let mut sum = c[j];
-            sum = multiply_add::<FUSED>(a0, b0[j], sum);
-            sum = multiply_add::<FUSED>(a1, b1[j], sum);
-            sum = multiply_add::<FUSED>(a2, b2[j], sum);
-            sum = multiply_add::<FUSED>(a3, b3[j], sum);
-            c[j] = sum;
+#[allow(clippy::too_many_arguments)]
+fn edge<const FUSED: bool>(
+    a_rows: &[f64],
+    b: &[f64],
+    c_rows: &mut [f64],
+    n: usize,
+    k: usize,
+    rows: std::ops::Range<usize>,
+    columns: std::ops::Range<usize>,
+    panel: std::ops::Range<usize>,
+) {
+    for i in rows {
+        for j in columns.clone() {
+            let sum = panel.clone().fold(0.0, |sum, t| {
+                multiply_add::<FUSED>(a_rows[i * k + t], b[t * n + j], sum)
+            });
+            c_rows[i * n + j] += sum;
         }
-        t += 4;
-    }
-    while t < a.len() {
-        let (at, bt) = (a[t], b_row(t));
-        for j in 0..width {
-            c[j] = multiply_add::<FUSED>(at, bt[j], c[j]);
-        }
-        t += 1;
     }
 }
 
