@@ -10,6 +10,7 @@ pub mod check;
 pub mod diag;
 pub mod expr;
 pub mod ir;
+pub mod launch;
 pub mod layout;
 pub mod ptx;
 pub mod reference;

@@ -1,0 +1,535 @@
+//! Launch stage: the launch plan of one kernel — its dims bound and its
+//! requirements checked, the grid and block from its launch groups, every
+//! global parameter with its size and what the run does with it (fill,
+//! poison), and the work the kernel does for rates (FLOPs or bytes).
+
+use super::PlanError;
+use crate::check::{Names, expr_text};
+use crate::diag::Span;
+use crate::expr::{Expr, Var};
+use crate::ir::{BufferKind, GroupType, Kernel, Memory, Requirement, Scalar, SpecKind};
+use crate::reference::{Contract, ContractKind, MatMulShape, ResolvedView};
+
+/// Most blocks in the x dimension of a grid.
+pub const MAX_GRID_BLOCKS: i64 = i32::MAX as i64;
+/// Most threads in one block.
+pub const MAX_BLOCK_THREADS: i64 = 1024;
+
+/// The source a kernel was checked from, to say where a requirement was
+/// written (`gemm.gph:7:9`).
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    /// The name shown, usually the path as given.
+    pub name: &'a str,
+    /// The whole text.
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    /// `name:line:column` (one-based; the column counts characters).
+    pub fn location(&self, span: Span) -> String {
+        let mut offset = (span.start as usize).min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+        let column = before[line_start..].chars().count() + 1;
+        format!("{}:{line}:{column}", self.name)
+    }
+
+    /// The text of `span` on its first line, shortened past 40 characters.
+    pub fn snippet(&self, span: Span) -> Option<String> {
+        let text = self.text.get(span.range())?;
+        let first_line = text.lines().next()?.trim();
+        if first_line.is_empty() {
+            return None;
+        }
+        Some(if first_line.chars().count() > 40 {
+            format!("{}…", first_line.chars().take(40).collect::<String>())
+        } else {
+            first_line.to_string()
+        })
+    }
+}
+
+/// What a run does with a parameter, from the outermost spec's operands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Role {
+    /// Read, never written: filled with random values.
+    Input,
+    /// Written, never read: poisoned before the launch.
+    Output,
+    /// Read and written (an accumulating `MatMul`'s C, an in-place
+    /// operation): filled with random values.
+    InOut,
+    /// Not an operand of the outermost spec (scratch): poisoned.
+    Unused,
+}
+
+impl Role {
+    /// Whether the run fills the parameter with random values (otherwise
+    /// it writes the poison).
+    pub fn is_filled(self) -> bool {
+        match self {
+            Role::Input | Role::InOut => true,
+            Role::Output | Role::Unused => false,
+        }
+    }
+
+    /// Whether the kernel is meant to write it.
+    pub fn is_written(self) -> bool {
+        match self {
+            Role::Output | Role::InOut => true,
+            Role::Input | Role::Unused => false,
+        }
+    }
+}
+
+/// One `GL` parameter of a launch.
+///
+/// Rule: `bytes = elements · scalar.bytes()`; `elements` is the declared
+/// layout's cosize with the dims bound.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ParamPlan {
+    /// `%name`.
+    pub name: String,
+    /// Position among the `.u64` parameters.
+    pub position: u32,
+    /// Element type.
+    pub scalar: Scalar,
+    /// Elements to allocate.
+    pub elements: usize,
+    /// Bytes to allocate.
+    pub bytes: usize,
+    /// What the run does with it.
+    pub role: Role,
+}
+
+/// The work of one launch, for rates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Work {
+    /// A `MatMul` contract: 2·m·n·k floating-point operations.
+    MatMul(MatMulShape),
+    /// Any other kernel: bytes of its outermost spec's global inputs read
+    /// plus outputs written, once each.
+    Bytes(u128),
+}
+
+/// Everything needed to launch one kernel, checked on the host.
+///
+/// Rule: `dims` satisfy every `Requirement` of the kernel; `grid` and
+/// `block` are the sizes of its launch groups (1 ≤ grid ≤ 2^31 − 1,
+/// 1 ≤ block ≤ 1024); `params` are in ABI order, followed at launch by one
+/// `.u32` per dim.
+#[derive(Clone, PartialEq, Debug)]
+pub struct LaunchPlan {
+    /// The kernel (the `.entry` name).
+    pub kernel: String,
+    /// Each symbolic dimension's name and value, in ABI order.
+    pub dims: Vec<(String, i64)>,
+    /// Blocks.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub dynamic_shared_bytes: u32,
+    /// The global tensors, in ABI order.
+    pub params: Vec<ParamPlan>,
+    /// The work of one launch.
+    pub work: Work,
+}
+
+fn eval(kernel: &Kernel, expr: &Expr, dims: &[i64], what: &str) -> Result<i64, PlanError> {
+    let env = |var: Var| match var {
+        Var::Dim(i) => dims.get(i as usize).copied(),
+        Var::ThreadId | Var::BlockId | Var::Loop(_) => None,
+    };
+    expr.eval(&env).map_err(|error| {
+        PlanError::Eval(format!(
+            "kernel `{}`: {what} `{}`: {error}",
+            kernel.name,
+            expr_text(expr, &names(kernel))
+        ))
+    })
+}
+
+fn names(kernel: &Kernel) -> Names<'_> {
+    Names {
+        dims: &kernel.dims,
+        loops: &kernel.loops,
+    }
+}
+
+/// Threads or blocks of a launch group: the product of every extent.
+fn group_size(kernel: &Kernel, group: &GroupType, dims: &[i64]) -> Result<i64, PlanError> {
+    let mut size: i64 = 1;
+    for level in &group.levels {
+        for extent in level.shape.leaves() {
+            let extent = eval(kernel, extent, dims, "the launch group extent")?;
+            size = size.saturating_mul(extent);
+        }
+    }
+    Ok(size)
+}
+
+/// `where` of a requirement's message: `required by `M/128` at gemm.gph:7:9`.
+fn written_at(span: Span, source: Option<Source>) -> String {
+    match source {
+        Some(source) => match source.snippet(span) {
+            Some(snippet) => format!("required by `{snippet}` at {}", source.location(span)),
+            None => format!("required at {}", source.location(span)),
+        },
+        None => format!("required by a shape written at byte {}", span.start),
+    }
+}
+
+/// Checks one requirement, with a message naming the dim, its value and the
+/// condition.
+fn check_requirement(
+    kernel: &Kernel,
+    requirement: &Requirement,
+    dims: &[i64],
+    source: Option<Source>,
+) -> Result<(), PlanError> {
+    let text = |expr: &Expr| expr_text(expr, &names(kernel));
+    let described = |expr: &Expr, value: i64| match expr.as_const() {
+        Some(_) => value.to_string(),
+        None => format!("{} = {value}", text(expr)),
+    };
+    match requirement {
+        Requirement::Divisible {
+            value,
+            divisor,
+            span,
+        } => {
+            let v = eval(kernel, value, dims, "the requirement on")?;
+            let d = eval(kernel, divisor, dims, "the requirement on")?;
+            if d != 0 && v % d == 0 {
+                return Ok(());
+            }
+            Err(PlanError::Requirement(format!(
+                "kernel `{}`: {} is not a multiple of {} ({})",
+                kernel.name,
+                described(value, v),
+                described(divisor, d),
+                written_at(*span, source)
+            )))
+        }
+        Requirement::Positive { value, span } => {
+            let v = eval(kernel, value, dims, "the requirement on")?;
+            if v >= 1 {
+                return Ok(());
+            }
+            Err(PlanError::Requirement(format!(
+                "kernel `{}`: {} is not at least 1 ({})",
+                kernel.name,
+                described(value, v),
+                written_at(*span, source)
+            )))
+        }
+    }
+}
+
+/// Which parameters the outermost spec reads and writes.
+fn roles(kernel: &Kernel) -> Vec<Role> {
+    let root = &kernel.root;
+    let accumulates = match root.kind {
+        SpecKind::MatMul { accumulate } => accumulate,
+        SpecKind::Move { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Init { .. }
+        | SpecKind::Generic => false,
+    };
+    kernel
+        .params
+        .iter()
+        .map(|&buffer| {
+            let read = root.inputs.iter().any(|view| view.buffer == buffer)
+                || (accumulates && root.outputs.iter().any(|view| view.buffer == buffer));
+            let written = root.outputs.iter().any(|view| view.buffer == buffer);
+            match (read, written) {
+                (true, true) => Role::InOut,
+                (true, false) => Role::Input,
+                (false, true) => Role::Output,
+                (false, false) => Role::Unused,
+            }
+        })
+        .collect()
+}
+
+/// FLOPs of a `MatMul` contract, else the bytes of the outermost spec's
+/// global operands (views that are not whole global tensors count 0).
+fn work(kernel: &Kernel, dims: &[i64]) -> Work {
+    if let Ok(Contract {
+        kind: ContractKind::MatMul(shape),
+        ..
+    }) = Contract::of(kernel, dims)
+    {
+        return Work::MatMul(shape);
+    }
+    let root = &kernel.root;
+    let bytes = root
+        .inputs
+        .iter()
+        .chain(&root.outputs)
+        .filter_map(|view| ResolvedView::resolve(kernel, view, dims).ok())
+        .filter(|view| view.memory == Memory::Global)
+        .map(|view| view.bytes())
+        .sum();
+    Work::Bytes(bytes)
+}
+
+impl LaunchPlan {
+    /// The plan of `kernel` with `dims` (its dims' values, in order, from
+    /// [`DimValues::bind`](super::DimValues::bind)) and the dynamic shared
+    /// memory its lowering reported. Every requirement is checked first.
+    pub fn new(
+        kernel: &Kernel,
+        dims: &[i64],
+        dynamic_shared_bytes: u32,
+        source: Option<Source>,
+    ) -> Result<LaunchPlan, PlanError> {
+        if dims.len() != kernel.dims.len() {
+            return Err(PlanError::Eval(format!(
+                "kernel `{}` has {} symbolic dimensions; {} values given",
+                kernel.name,
+                kernel.dims.len(),
+                dims.len()
+            )));
+        }
+        for requirement in &kernel.requirements {
+            check_requirement(kernel, requirement, dims, source)?;
+        }
+        let grid = group_size(kernel, &kernel.grid, dims)?;
+        let block = group_size(kernel, &kernel.block, dims)?;
+        if !(1..=MAX_GRID_BLOCKS).contains(&grid) {
+            return Err(PlanError::Launch(format!(
+                "kernel `{}`: a grid of {grid} blocks; CUDA allows 1 to {MAX_GRID_BLOCKS}",
+                kernel.name
+            )));
+        }
+        if !(1..=MAX_BLOCK_THREADS).contains(&block) {
+            return Err(PlanError::Launch(format!(
+                "kernel `{}`: a block of {block} threads; CUDA allows 1 to {MAX_BLOCK_THREADS}",
+                kernel.name
+            )));
+        }
+        let roles = roles(kernel);
+        let mut params = Vec::with_capacity(kernel.params.len());
+        for (&id, role) in kernel.params.iter().zip(roles) {
+            let buffer = &kernel.buffers[id.0 as usize];
+            let position = match buffer.kind {
+                BufferKind::Param(position) => position,
+                BufferKind::Shared | BufferKind::Registers => {
+                    return Err(PlanError::Eval(format!(
+                        "kernel `{}`: parameter %{} is not a global buffer",
+                        kernel.name, buffer.name
+                    )));
+                }
+            };
+            let what = format!("the size of %{}", buffer.name);
+            let elements = eval(kernel, &buffer.elements, dims, &what)?;
+            let scalar = buffer.ty.scalar;
+            let too_large = || {
+                PlanError::Launch(format!(
+                    "kernel `{}`: %{} holds {elements} {} elements, more than this machine can address",
+                    kernel.name,
+                    buffer.name,
+                    scalar.name()
+                ))
+            };
+            let elements = usize::try_from(elements).map_err(|_| too_large())?;
+            let bytes = elements
+                .checked_mul(scalar.bytes() as usize)
+                .ok_or_else(too_large)?;
+            params.push(ParamPlan {
+                name: format!("%{}", buffer.name),
+                position,
+                scalar,
+                elements,
+                bytes,
+                role,
+            });
+        }
+        Ok(LaunchPlan {
+            kernel: kernel.name.clone(),
+            dims: kernel
+                .dims
+                .iter()
+                .zip(dims)
+                .map(|(dim, &value)| (dim.name.clone(), value))
+                .collect(),
+            grid: grid as u32,
+            block: block as u32,
+            dynamic_shared_bytes,
+            params,
+            work: work(kernel, dims),
+        })
+    }
+
+    /// The dims' values, in ABI order.
+    pub fn dim_values(&self) -> Vec<i64> {
+        self.dims.iter().map(|(_, value)| *value).collect()
+    }
+
+    /// `M=4096 N=4096 K=4096`, or empty for a kernel without dims.
+    pub fn dims_text(&self) -> String {
+        self.dims
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// `<<<64, 256, 96 KiB>>>`: grid, block and dynamic shared memory.
+    pub fn config_text(&self) -> String {
+        let shared = self.dynamic_shared_bytes;
+        let shared = if shared >= 1024 && shared % 1024 == 0 {
+            format!("{} KiB", shared / 1024)
+        } else {
+            format!("{shared} B")
+        };
+        format!("<<<{}, {}, {shared}>>>", self.grid, self.block)
+    }
+
+    /// Bytes of all parameters: one input set.
+    pub fn set_bytes(&self) -> usize {
+        self.params.iter().map(|p| p.bytes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::check_file;
+    use crate::syntax::parse_file;
+
+    const GEMM: &str = "kernel gemm {\n\
+        %a:[M, K].fp16.GL\n\
+        %b:[K, N].fp16.GL\n\
+        %c:[M, N].fp32.GL\n\
+        %scratch:[64].fp32.GL\n\
+        #g:[M/128, N/64].block\n\
+        #t:[256].thread\n\
+        %c <- MatMul<<<#g, #t>>>(%a, %b) {\n\
+        %r = %a.tile([128, 32])\n\
+        }\n}\n";
+
+    fn kernel(source: &str) -> Kernel {
+        let file = parse_file("gemm.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
+        let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+        program.kernels.into_iter().next().expect("one kernel")
+    }
+
+    fn source() -> Source<'static> {
+        Source {
+            name: "gemm.gph",
+            text: GEMM,
+        }
+    }
+
+    #[test]
+    fn a_plan_sizes_grid_block_and_buffers_from_the_dims() {
+        let kernel = kernel(GEMM);
+        let plan = LaunchPlan::new(&kernel, &[256, 64, 128], 0, Some(source())).unwrap();
+        assert_eq!((plan.grid, plan.block), (4, 256));
+        assert_eq!(plan.dims_text(), "M=256 K=64 N=128");
+        assert_eq!(plan.config_text(), "<<<4, 256, 0 B>>>");
+        let params: Vec<(&str, usize, Role)> = plan
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.bytes, p.role))
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("%a", 256 * 64 * 2, Role::Input),
+                ("%b", 64 * 128 * 2, Role::Input),
+                ("%c", 256 * 128 * 4, Role::InOut),
+                ("%scratch", 256, Role::Unused),
+            ]
+        );
+        let Work::MatMul(shape) = plan.work else {
+            panic!("{:?}", plan.work)
+        };
+        assert_eq!(shape.flops(), 2 * 256 * 128 * 64);
+    }
+
+    #[test]
+    fn a_violated_division_names_the_dim_its_value_and_where() {
+        let kernel = kernel(GEMM);
+        let error = LaunchPlan::new(&kernel, &[1000, 64, 128], 0, Some(source())).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `gemm`: M = 1000 is not a multiple of 128 (required by `M/128` at gemm.gph:6:5)"
+        );
+        // The tiling inside the body records K % 32 == 0 at its tile.
+        let error = LaunchPlan::new(&kernel, &[256, 48, 128], 0, Some(source())).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `gemm`: K = 48 is not a multiple of 32 (required by `32` at gemm.gph:9:20)"
+        );
+    }
+
+    #[test]
+    fn a_non_positive_extent_and_oversized_launches_are_refused() {
+        let kernel = kernel(
+            "%a:[N - 1].fp32.GL\n#b:[1].block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {}\n",
+        );
+        let source = Source {
+            name: "gemm.gph",
+            text: "%a:[N - 1].fp32.GL\n",
+        };
+        let error = LaunchPlan::new(&kernel, &[1], 0, Some(source)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `gemm`: N - 1 = 0 is not at least 1 (required by `N - 1` at gemm.gph:1:5)"
+        );
+        let big = kernel_with_grid("[G, 65536]");
+        let error = LaunchPlan::new(&big, &[65536], 0, None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `t`: a grid of 4294967296 blocks; CUDA allows 1 to 2147483647"
+        );
+    }
+
+    fn kernel_with_grid(grid: &str) -> Kernel {
+        let file = parse_file(
+            "t.gph",
+            &format!("%a:[4].fp32.GL\n#b:{grid}.block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {{}}\n"),
+        )
+        .unwrap();
+        check_file(&file, &[]).unwrap().kernels.remove(0)
+    }
+
+    #[test]
+    fn roles_and_bytes_of_other_kinds() {
+        let kernel = kernel(
+            "%x:[64].fp16.GL\n%y:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+             %y <- BinaryPointwise<add><<<#b, #t>>>(%x, %y) {}\n",
+        );
+        let plan = LaunchPlan::new(&kernel, &[], 49152, None).unwrap();
+        let roles: Vec<Role> = plan.params.iter().map(|p| p.role).collect();
+        assert_eq!(roles, [Role::Input, Role::InOut]);
+        // x (128 B) and y (256 B) read, y (256 B) written.
+        assert_eq!(plan.work, Work::Bytes(128 + 256 + 256));
+        assert_eq!(plan.config_text(), "<<<1, 64, 48 KiB>>>");
+        assert_eq!(plan.set_bytes(), 128 + 256);
+    }
+
+    #[test]
+    fn locations_count_lines_and_characters() {
+        let source = Source {
+            name: "x.gph",
+            text: "ab\nçd M/2\n",
+        };
+        assert_eq!(source.location(Span::new(7, 10)), "x.gph:2:4");
+        assert_eq!(source.snippet(Span::new(7, 10)).as_deref(), Some("M/2"));
+        assert_eq!(source.location(Span::new(100, 100)), "x.gph:3:1");
+    }
+}
