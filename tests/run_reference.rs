@@ -145,7 +145,8 @@ fn matmul_accumulates_and_overwrite_does_not() {
 #[test]
 fn tiled_matmul_operands_read_as_the_same_matrices() {
     // Tiling views A, B and C does not change what the MatMul means.
-    let plain = "%a:[8, 4].fp32.GL\n%b:[4, 8].fp32.GL\n%c:[8, 8].fp32.GL\n#g:[1].block\n#t:[32].thread\n";
+    let plain =
+        "%a:[8, 4].fp32.GL\n%b:[4, 8].fp32.GL\n%c:[8, 8].fp32.GL\n#g:[1].block\n#t:[32].thread\n";
     let a = ramp(32);
     let b: Vec<f64> = (0..32).map(|v| f64::from(v % 5) - 2.0).collect();
     let c: Vec<f64> = (0..64).map(|v| f64::from(v % 3)).collect();
@@ -177,7 +178,12 @@ fn tiled_matmul_operands_read_as_the_same_matrices() {
 fn reductions_fold_the_listed_axes_and_keep_the_rest_in_order() {
     let x: Vec<f64> = (0..12).map(|v| f64::from((v * 7) % 12)).collect();
     // X is 4×3 row-major: X[r][c] = x[3r + c].
-    for (axes, op, len) in [("[1]", "add", 4), ("[0]", "add", 3), ("[1]", "max", 4), ("[0, 1]", "add", 1)] {
+    for (axes, op, len) in [
+        ("[1]", "add", 4),
+        ("[0]", "add", 3),
+        ("[1]", "max", 4),
+        ("[0, 1]", "add", 1),
+    ] {
         let source = format!(
             "%x:[4, 3 : 3, 1].fp32.GL\n%y:[{len}].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
              %y <- Reduction<{op}, {axes}><<<#g, #t>>>(%x) {{}}\n"
@@ -266,7 +272,10 @@ fn a_kernel_checks_against_its_own_reference_and_fails_on_a_wrong_element() {
 
     // Leaving C as it was (an accumulating kernel that never ran) fails.
     let untouched = compare(&expected, &c, &unwritten).unwrap();
-    assert!(!untouched.passed() && untouched.relative_error > 0.1, "{untouched}");
+    assert!(
+        !untouched.passed() && untouched.relative_error > 0.1,
+        "{untouched}"
+    );
 
     out[77] = f64::NAN;
     unwritten[78] = true;

@@ -251,7 +251,10 @@ mod tests {
         let e = expected(vec![1.0, -2.0, 3.0], 1e-5);
         let c = compare(&e, &[1.0, -2.0, 3.0], &[false; 3]).unwrap();
         assert!(c.passed());
-        assert_eq!((c.max_abs_error, c.relative_error, c.unwritten), (0.0, 0.0, 0));
+        assert_eq!(
+            (c.max_abs_error, c.relative_error, c.unwritten),
+            (0.0, 0.0, 0)
+        );
         assert_eq!(
             c.to_string(),
             "rel err 0.000e0 (tol 1e-5: test), max abs err 0.000e0, unwritten 0/3, NaN/inf 0"
@@ -269,13 +272,22 @@ mod tests {
         let strict = expected(vec![3.0, 4.0], 1e-3);
         let c = compare(&strict, &[3.03, 4.0], &[false; 2]).unwrap();
         assert!(!c.passed());
-        assert!(c.to_string().ends_with("worst: element 0 (%y[0]) = 3.03 where 3 was expected"), "{c}");
+        assert!(
+            c.to_string()
+                .ends_with("worst: element 0 (%y[0]) = 3.03 where 3 was expected"),
+            "{c}"
+        );
     }
 
     #[test]
     fn unwritten_and_nan_elements_fail_even_when_the_rest_is_exact() {
         let e = expected(vec![1.0, 2.0, 3.0, 4.0], 1e-2);
-        let c = compare(&e, &[1.0, f64::NAN, 3.0, f64::NAN], &[false, true, false, false]).unwrap();
+        let c = compare(
+            &e,
+            &[1.0, f64::NAN, 3.0, f64::NAN],
+            &[false, true, false, false],
+        )
+        .unwrap();
         assert_eq!((c.unwritten, c.non_finite), (1, 1));
         assert_eq!(c.first_unwritten, Some((1, 1)));
         assert_eq!(c.relative_error, 0.0);
@@ -295,12 +307,20 @@ mod tests {
     fn figures_do_not_depend_on_chunking() {
         let n = 5 * CHUNK + 17;
         let values: Vec<f64> = (0..n).map(|i| (i % 101) as f64 - 50.0).collect();
-        let actual: Vec<f64> = values.iter().enumerate().map(|(i, v)| v + (i % 7) as f64 / 1024.0).collect();
+        let actual: Vec<f64> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + (i % 7) as f64 / 1024.0)
+            .collect();
         let e = expected(values, 1e-2);
         let first = compare(&e, &actual, &vec![false; n]).unwrap();
         let again = compare(&e, &actual, &vec![false; n]).unwrap();
         assert_eq!(first, again);
-        assert_eq!(first.worst.map(|w| w.element), Some(6), "first of the largest errors");
+        assert_eq!(
+            first.worst.map(|w| w.element),
+            Some(6),
+            "first of the largest errors"
+        );
     }
 
     #[test]

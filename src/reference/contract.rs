@@ -303,7 +303,9 @@ fn reduction_size(
             ))
         })?;
         if axes[..position].contains(&axis) {
-            return Err(ReferenceError::Shape(format!("axis {axis} is listed twice")));
+            return Err(ReferenceError::Shape(format!(
+                "axis {axis} is listed twice"
+            )));
         }
         reduced *= extent_of(mode);
     }
@@ -350,10 +352,18 @@ mod tests {
 
     #[test]
     fn the_generic_spec_and_shared_operands_have_no_contract() {
-        let generic = kernel("%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Spec<<<#g, #t>>>() {}\n");
+        let generic =
+            kernel("%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Spec<<<#g, #t>>>() {}\n");
         let error = Contract::of(&generic, &[]).unwrap_err();
-        assert!(matches!(error, ReferenceError::NoContract { .. }), "{error}");
-        assert!(error.to_string().starts_with("kernel `t` has no checkable contract"));
+        assert!(
+            matches!(error, ReferenceError::NoContract { .. }),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("kernel `t` has no checkable contract")
+        );
 
         let shared = kernel(
             "%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Move<<<#g, #t>>>(%s) {\n}\n"
@@ -387,7 +397,10 @@ mod tests {
              %y <- Reduction<add, [1]><<<#g, #t>>>(%x) {}\n",
         );
         let contract = Contract::of(&sum, &[16]).unwrap();
-        assert!(matches!(contract.kind, ContractKind::Reduction { reduced: 128, .. }));
+        assert!(matches!(
+            contract.kind,
+            ContractKind::Reduction { reduced: 128, .. }
+        ));
         assert!(Contract::of(&sum, &[]).is_err(), "one value per dim");
     }
 }

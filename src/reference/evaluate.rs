@@ -194,12 +194,15 @@ impl Contract {
             }
             ContractKind::Init { value } => (out.element_order()?, vec![*value; out.elements()]),
             ContractKind::MatMul(shape) => self.matmul(shape, params)?,
-            ContractKind::Reduction { op, axes, reduced } => {
-                (out.element_order()?, self.reduce(*op, axes, *reduced, params)?)
-            }
+            ContractKind::Reduction { op, axes, reduced } => (
+                out.element_order()?,
+                self.reduce(*op, axes, *reduced, params)?,
+            ),
         };
         let scalar = out.scalar;
-        values.par_iter_mut().for_each(|v| *v = round_to(scalar, *v));
+        values
+            .par_iter_mut()
+            .for_each(|v| *v = round_to(scalar, *v));
         Ok(Expected {
             output: out.name.clone(),
             param: out.param.unwrap_or(u32::MAX),
@@ -219,9 +222,9 @@ impl Contract {
     ) -> Result<(FlatIndex, Vec<f64>), ReferenceError> {
         let data = |view: &ResolvedView| host_values(params, view);
         let row_major = |view: &ResolvedView| -> Result<FlatIndex, ReferenceError> {
-            let (rows, columns) = view.matrix().ok_or_else(|| {
-                ReferenceError::Shape(format!("{} is not a matrix", view.name))
-            })?;
+            let (rows, columns) = view
+                .matrix()
+                .ok_or_else(|| ReferenceError::Shape(format!("{} is not a matrix", view.name)))?;
             // Columns fastest: element r·columns + c.
             view.index_over(columns.into_iter().chain(rows).collect())
         };

@@ -98,7 +98,16 @@ fn row_block<const FUSED: bool>(a_rows: &[f64], b: &[f64], c_rows: &mut [f64], n
             for i in (0..full_rows).step_by(TILE_ROWS) {
                 tile::<FUSED>(a_rows, b, c_rows, n, k, i, j, panel.clone());
             }
-            edge::<FUSED>(a_rows, b, c_rows, n, k, full_rows..rows, j..j + TILE_COLUMNS, panel.clone());
+            edge::<FUSED>(
+                a_rows,
+                b,
+                c_rows,
+                n,
+                k,
+                full_rows..rows,
+                j..j + TILE_COLUMNS,
+                panel.clone(),
+            );
         }
         edge::<FUSED>(a_rows, b, c_rows, n, k, 0..rows, full_columns..n, panel);
     }
@@ -218,7 +227,15 @@ mod tests {
     fn accumulates_into_c() {
         let mut c = vec![10.0; 4];
         // [1 2; 3 4] · I = itself, added to 10.
-        gemm_accumulate(2, 2, 2, &[1.0, 2.0, 3.0, 4.0], &[1.0, 0.0, 0.0, 1.0], &mut c).unwrap();
+        gemm_accumulate(
+            2,
+            2,
+            2,
+            &[1.0, 2.0, 3.0, 4.0],
+            &[1.0, 0.0, 0.0, 1.0],
+            &mut c,
+        )
+        .unwrap();
         assert_eq!(c, [11.0, 12.0, 13.0, 14.0]);
     }
 

@@ -65,7 +65,9 @@ pub enum ReferenceError {
         memory: Memory,
     },
     /// An operand whose view moves with the thread, block or a loop.
-    #[error("{operand} depends on `{variable}`: the outermost spec's operands must be whole tensors")]
+    #[error(
+        "{operand} depends on `{variable}`: the outermost spec's operands must be whole tensors"
+    )]
     PerThread {
         /// `%name`.
         operand: String,

@@ -161,10 +161,7 @@ pub fn gather(index: &FlatIndex, data: &[f64], operand: &str) -> Result<Vec<f64>
         .enumerate()
         .try_for_each(|(chunk, values)| {
             let start = chunk * CHUNK;
-            for (value, offset) in values
-                .iter_mut()
-                .zip(index.offsets(start..start + CHUNK))
-            {
+            for (value, offset) in values.iter_mut().zip(index.offsets(start..start + CHUNK)) {
                 *value = *usize::try_from(offset)
                     .ok()
                     .and_then(|at| data.get(at))
