@@ -221,11 +221,13 @@ impl Expr {
                 if y == 0 {
                     return Err(EvalError::DivisionByZero(self.to_string()));
                 }
-                Ok(if matches!(self, Expr::Div(..)) {
-                    x.div_euclid(y)
+                // `i64::MIN / -1` overflows: an error, not a panic.
+                if matches!(self, Expr::Div(..)) {
+                    x.checked_div_euclid(y)
                 } else {
-                    x.rem_euclid(y)
-                })
+                    x.checked_rem_euclid(y)
+                }
+                .ok_or_else(overflow)
             }
             Expr::And(a, b) => binary(a, b).map(|(x, y)| x & y),
             Expr::Xor(a, b) => binary(a, b).map(|(x, y)| x ^ y),
@@ -243,6 +245,24 @@ impl Expr {
                     .and_then(|y| x.checked_shl(y))
                     .ok_or_else(overflow)
             }
+        }
+    }
+
+    /// Number of nodes in the tree (literals and variables count one, each
+    /// operator one more than its operands): the size that simplification
+    /// never increases.
+    pub fn node_count(&self) -> usize {
+        match self {
+            Expr::Const(_) | Expr::Var(_) => 1,
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::Div(a, b)
+            | Expr::Rem(a, b)
+            | Expr::And(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Shr(a, b)
+            | Expr::Shl(a, b) => 1 + a.node_count() + b.node_count(),
         }
     }
 
@@ -397,6 +417,16 @@ mod tests {
         assert_eq!(e.eval(&env), Err(EvalError::Unbound(Var::Dim(0))));
         let env = |v: Var| Some(if v == Var::ThreadId { 3 } else { 0 });
         assert!(matches!(e.eval(&env), Err(EvalError::DivisionByZero(_))));
+        let e = Expr::Div(Box::new(Expr::Const(i64::MIN)), Box::new(Expr::Const(-1)));
+        assert!(matches!(e.eval(&|_| None), Err(EvalError::Overflow(_))));
+    }
+
+    #[test]
+    fn node_count_counts_leaves_and_operators() {
+        assert_eq!(tid().node_count(), 1);
+        let e = Expr::rem(Expr::div(tid(), 8.into()), 4.into());
+        assert_eq!(e.node_count(), 5);
+        assert_eq!(Expr::add(e.clone(), e).node_count(), 11);
     }
 
     #[test]
