@@ -8,6 +8,11 @@
 
 pub mod analysis;
 pub mod bits;
+mod bitwise;
 pub mod congruence;
+mod divmod;
 pub mod facts;
 pub mod interval;
+mod linear;
+pub mod simplify;
+pub mod strength;

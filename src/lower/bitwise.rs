@@ -1,0 +1,156 @@
+//! Stage 3, lowering (index arithmetic): the rules for `&`, `^`, `<<` and
+//! `>>` — swizzled shared-memory addressing, `x ^ ((x >> S) & mask)`.
+//!
+//! Shifts by constants become multiplications and floor divisions (so the
+//! linear and division rules see them), a low-bit mask becomes a remainder,
+//! and an exclusive or of operands with disjoint bits becomes a sum; the
+//! strength reduction turns the survivors back into shifts and masks for
+//! emission. Rules rest on two's complement identities; the known-bits
+//! domain proves the disjointness they need.
+
+use super::analysis::log2_exact;
+use super::linear::LinearSum;
+use super::simplify::Simplifier;
+use crate::expr::Expr;
+
+/// The operands of a commutative operator in canonical order: a literal
+/// last, otherwise sorted.
+pub(super) fn ordered(a: Expr, b: Expr) -> (Expr, Expr) {
+    let swap = match (a.as_const(), b.as_const()) {
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        _ => a > b,
+    };
+    if swap { (b, a) } else { (a, b) }
+}
+
+impl Simplifier<'_> {
+    /// Canonical `x << k`: `x · 2^k` when no bit of `x` can be shifted out.
+    pub(super) fn shl(&self, x: Expr, k: Expr) -> Expr {
+        if let Some(shift) = k.as_const().filter(|s| (0..63).contains(s)) {
+            let range = self.analyze(&x).range;
+            let fits = |bound: Option<i64>| {
+                bound.is_some_and(|v| i64::try_from(i128::from(v) << shift).is_ok())
+            };
+            if fits(range.lo()) && fits(range.hi()) {
+                return self.mul(x, Expr::Const(1 << shift));
+            }
+        }
+        Expr::shl(x, k)
+    }
+
+    /// Canonical `x >> k`: the arithmetic shift is floor division by `2^k`.
+    pub(super) fn shr(&self, x: Expr, k: Expr) -> Expr {
+        match k.as_const().filter(|s| (0..63).contains(s)) {
+            Some(shift) => self.div(x, Expr::Const(1 << shift)),
+            None => Expr::shr(x, k),
+        }
+    }
+
+    /// Canonical `x & y`.
+    pub(super) fn and(&self, x: Expr, y: Expr) -> Expr {
+        let (x, y) = ordered(x, y);
+        if x.as_const().is_some() || x == y {
+            return Expr::and(x.clone(), y);
+        }
+        let (bx, by) = (self.analyze(&x).bits, self.analyze(&y).bits);
+        if bx.is_disjoint(by) {
+            return Expr::Const(0);
+        }
+        // Every bit x may have is set in y (or the other way round).
+        if bx.possible_ones() & !by.ones() == 0 {
+            return x;
+        }
+        if by.possible_ones() & !bx.ones() == 0 {
+            return y;
+        }
+        let Some(mask) = y.as_const() else {
+            return Expr::and(x, y);
+        };
+        // Mask bits that x never has change nothing; the narrower mask may
+        // satisfy the rules above.
+        let narrowed = mask & bx.possible_ones() as i64;
+        if narrowed != mask {
+            return self.and(x, Expr::Const(narrowed));
+        }
+        if mask < 0 {
+            return Expr::and(x, y);
+        }
+        // x & (2^t − 1) = x % 2^t in two's complement.
+        if let Some(t) = log2_exact(mask + 1) {
+            return self.rem(x, Expr::Const(1 << t));
+        }
+        // x & ((2^b − 1) << s) = ((x / 2^s) % 2^b) · 2^s, kept when the
+        // division rules make it no larger than the mask.
+        let masked = Expr::and(x.clone(), Expr::Const(mask));
+        let shift = mask.trailing_zeros();
+        if let Some(bits) = log2_exact((mask >> shift) + 1) {
+            let field = self.rem(self.div(x, Expr::Const(1 << shift)), Expr::Const(1 << bits));
+            let field = self.mul(field, Expr::Const(1 << shift));
+            if field.node_count() <= masked.node_count() {
+                return field;
+            }
+        }
+        masked
+    }
+
+    /// Canonical `x ^ y`.
+    pub(super) fn xor(&self, x: Expr, y: Expr) -> Expr {
+        let (x, y) = ordered(x, y);
+        if x.as_const().is_some() {
+            return Expr::xor(x, y);
+        }
+        if x == y {
+            return Expr::Const(0);
+        }
+        let (bx, by) = (self.analyze(&x).bits, self.analyze(&y).bits);
+        // No carry anywhere: x ^ y = x + y.
+        if bx.is_disjoint(by) {
+            return self.add(x, y);
+        }
+        // A constant whose every bit is set in x clears them: x ^ c = x − c.
+        if let Some(c) = y.as_const()
+            && c as u64 & !bx.ones() == 0
+        {
+            return self.sub(x, y);
+        }
+        self.hoist_disjoint_terms(&x, &y)
+            .unwrap_or_else(|| Expr::xor(x, y))
+    }
+
+    /// `(t + r) ^ y = (r ^ y) + t` when the term `t` has no possible bit in
+    /// common with the rest `r` of its operand nor with the other operand
+    /// `y`: `t + r = t | r`, and `t` passes through the exclusive or
+    /// untouched. Takes out every such term of either operand, in order;
+    /// `None` when there is none.
+    fn hoist_disjoint_terms(&self, x: &Expr, y: &Expr) -> Option<Expr> {
+        let mut operands = [LinearSum::from_expr(x)?, LinearSum::from_expr(y)?];
+        let mut hoisted = LinearSum::default();
+        for side in 0..2 {
+            let mut parts: Vec<LinearSum> = operands[side]
+                .terms()
+                .map(|(m, c)| {
+                    let mut term = LinearSum::default();
+                    term.add_term(m.clone(), c).map(|()| term)
+                })
+                .collect::<Option<_>>()?;
+            parts.push(LinearSum::constant(operands[side].constant_part())?);
+            for part in parts.into_iter().filter(|p| *p != LinearSum::default()) {
+                let rest = operands[side].sub(&part)?;
+                let other = &operands[1 - side];
+                let bits = |sum: &LinearSum| self.analyze(&sum.to_expr()).bits;
+                let part_bits = bits(&part);
+                if part_bits.is_disjoint(bits(&rest)) && part_bits.is_disjoint(bits(other)) {
+                    hoisted = hoisted.add(&part)?;
+                    operands[side] = rest;
+                }
+            }
+        }
+        if hoisted == LinearSum::default() {
+            return None;
+        }
+        let [x_rest, y_rest] = operands;
+        let rest = self.xor(self.linear(x_rest), self.linear(y_rest));
+        Some(self.add(rest, self.linear(hoisted)))
+    }
+}
