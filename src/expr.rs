@@ -99,6 +99,23 @@ impl Expr {
         }
     }
 
+    /// The variable, if the expression is one.
+    pub fn as_var(&self) -> Option<Var> {
+        match self {
+            Expr::Var(var) => Some(*var),
+            Expr::Const(_)
+            | Expr::Add(..)
+            | Expr::Sub(..)
+            | Expr::Mul(..)
+            | Expr::Div(..)
+            | Expr::Rem(..)
+            | Expr::And(..)
+            | Expr::Xor(..)
+            | Expr::Shr(..)
+            | Expr::Shl(..) => None,
+        }
+    }
+
     /// `a + b`, folding constants and zeros.
     #[allow(clippy::should_implement_trait)]
     pub fn add(a: Expr, b: Expr) -> Expr {

@@ -2,8 +2,9 @@
 //! over a thread id, a loop variable and a symbolic dimension, under random
 //! facts, evaluated on the assignments the facts allow. `simplify` and
 //! `strength_reduce` must give the value of the original wherever it
-//! evaluates, `simplify` must never add nodes, and every analysis must hold
-//! for every value of every subexpression.
+//! evaluates, `simplify` must never add nodes nor divide a value that may be
+//! negative, and every analysis must hold for every value of every
+//! subexpression.
 
 mod simplify_support;
 
@@ -20,6 +21,9 @@ const VARS: [Var; 3] = [Var::ThreadId, Var::Loop(0), Var::Dim(0)];
 #[derive(Clone, Debug)]
 struct FactsSpec {
     threads: i64,
+    /// Where the thread id starts: 0 in a kernel; above 0 here to reach
+    /// rules whose precondition holds for a sum but not for its parts.
+    thread_lo: i64,
     loop_lo: i64,
     loop_trips: i64,
     loop_step: i64,
@@ -32,6 +36,7 @@ impl FactsSpec {
         let loop_hi = self.loop_lo + self.loop_trips * self.loop_step;
         Facts::builder()
             .threads(self.threads)
+            .range(Var::ThreadId, self.thread_lo.min(self.threads - 1), None)
             .counted_loop(0, self.loop_lo, Some(loop_hi), self.loop_step)
             .range(
                 Var::Dim(0),
@@ -47,6 +52,7 @@ impl FactsSpec {
 fn facts_spec() -> impl Strategy<Value = FactsSpec> {
     (
         prop_oneof![Just(1_i64), Just(8), Just(32), 1..300_i64],
+        prop_oneof![3 => Just(0_i64), 1 => 1..40_i64],
         0..9_i64,
         1..12_i64,
         prop_oneof![Just(1_i64), Just(2), Just(3), Just(4), Just(8)],
@@ -54,13 +60,16 @@ fn facts_spec() -> impl Strategy<Value = FactsSpec> {
         1..6_i64,
     )
         .prop_map(
-            |(threads, loop_lo, loop_trips, loop_step, dim_multiple, dim_count)| FactsSpec {
-                threads,
-                loop_lo,
-                loop_trips,
-                loop_step,
-                dim_multiple,
-                dim_count,
+            |(threads, thread_lo, loop_lo, loop_trips, loop_step, dim_multiple, dim_count)| {
+                FactsSpec {
+                    threads,
+                    thread_lo,
+                    loop_lo,
+                    loop_trips,
+                    loop_step,
+                    dim_multiple,
+                    dim_count,
+                }
             },
         )
 }
@@ -186,6 +195,22 @@ proptest! {
             prop_assert_eq!(simplified.eval(&env), Ok(value), "simplify: {} -> {} at {:?} ({})", expr, simplified, assignment, facts);
             prop_assert_eq!(emitted.eval(&env), Ok(value), "strength_reduce: {} -> {} at {:?}", simplified, emitted, assignment);
             prop_assert_eq!(direct.eval(&env), Ok(value), "strength_reduce: {} -> {} at {:?}", expr, direct, assignment);
+        }
+    }
+
+    #[test]
+    fn rewrites_divide_only_non_negative_values(expr in expression(), spec in facts_spec()) {
+        let facts = spec.build();
+        let simplified = simplify(&expr, &facts);
+        let emitted = strength_reduce(&simplified);
+        for assignment in samples(&facts) {
+            let env = simplify_support::env(&assignment);
+            let Some(value) = simplify_support::eval_strict(&expr, &env) else { continue };
+            prop_assert_eq!(
+                simplify_support::eval_strict(&simplified, &env), Some(value),
+                "simplify: {} -> {} divides a negative value at {:?} ({})", expr, simplified, assignment, facts
+            );
+            prop_assert_eq!(simplify_support::eval_strict(&emitted, &env), Some(value), "strength_reduce: {}", emitted);
         }
     }
 

@@ -39,11 +39,15 @@ impl Simplifier<'_> {
         Expr::shl(x, k)
     }
 
-    /// Canonical `x >> k`: the arithmetic shift is floor division by `2^k`.
+    /// Canonical `x >> k`: for `x ≥ 0`, division by `2^k`. (The
+    /// arithmetic shift is floor division for every `x`, but emitted
+    /// division truncates, so a value that may be negative keeps its shift.)
     pub(super) fn shr(&self, x: Expr, k: Expr) -> Expr {
         match k.as_const().filter(|s| (0..63).contains(s)) {
-            Some(shift) => self.div(x, Expr::Const(1 << shift)),
-            None => Expr::shr(x, k),
+            Some(shift) if self.analyze(&x).range.is_non_negative() => {
+                self.div(x, Expr::Const(1 << shift))
+            }
+            Some(_) | None => Expr::shr(x, k),
         }
     }
 
@@ -73,10 +77,12 @@ impl Simplifier<'_> {
         if narrowed != mask {
             return self.and(x, Expr::Const(narrowed));
         }
-        if mask < 0 {
+        // The rules below divide x: emitted division truncates, so x must be
+        // proven non-negative (then mask ≥ 0 too: it lies within x's bits).
+        if !self.analyze(&x).range.is_non_negative() {
             return Expr::and(x, y);
         }
-        // x & (2^t − 1) = x % 2^t in two's complement.
+        // x & (2^t − 1) = x % 2^t.
         if let Some(t) = log2_exact(mask + 1) {
             return self.rem(x, Expr::Const(1 << t));
         }
@@ -127,15 +133,8 @@ impl Simplifier<'_> {
         let mut operands = [LinearSum::from_expr(x)?, LinearSum::from_expr(y)?];
         let mut hoisted = LinearSum::default();
         for side in 0..2 {
-            let mut parts: Vec<LinearSum> = operands[side]
-                .terms()
-                .map(|(m, c)| {
-                    let mut term = LinearSum::default();
-                    term.add_term(m.clone(), c).map(|()| term)
-                })
-                .collect::<Option<_>>()?;
-            parts.push(LinearSum::constant(operands[side].constant_part())?);
-            for part in parts.into_iter().filter(|p| *p != LinearSum::default()) {
+            let parts: Vec<LinearSum> = operands[side].parts().collect();
+            for part in parts {
                 let rest = operands[side].sub(&part)?;
                 let other = &operands[1 - side];
                 let bits = |sum: &LinearSum| self.analyze(&sum.to_expr()).bits;

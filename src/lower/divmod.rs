@@ -60,13 +60,21 @@ impl Simplifier<'_> {
                 let quotient = self.div(y.as_ref().clone(), Expr::Const(n));
                 Some(self.rem(quotient, Expr::Const(m / n)))
             }
-            _ => None,
+            Expr::Const(_)
+            | Expr::Var(_)
+            | Expr::Add(..)
+            | Expr::Sub(..)
+            | Expr::Mul(..)
+            | Expr::And(..)
+            | Expr::Xor(..)
+            | Expr::Shr(..)
+            | Expr::Shl(..) => None,
         }
     }
 
     /// `(d·q + r) / d = q + r / d` for `r ≥ 0`, where `q` collects the terms
-    /// that `d` divides syntactically; then common constant factors,
-    /// `(g·y) / (g·n) = y / n`.
+    /// that `d` divides syntactically; then, for a constant `d`, small
+    /// addends dropped and common factors, `(g·y) / (g·n) = y / n`.
     fn div_split(&self, x: &Expr, d: &Expr) -> Option<Expr> {
         let sum = LinearSum::from_expr(x)?;
         let divisor = LinearSum::from_expr(d)?.as_divisor()?;
@@ -79,10 +87,56 @@ impl Simplifier<'_> {
             }
         }
         let (monomial, n) = divisor;
+        if !monomial.is_empty() {
+            return None;
+        }
+        // (A + B) / n = A / n when g | A, g | n and 0 ≤ B < g.
+        if let Some((aligned, _)) = self.split_small_addend(&sum, n) {
+            return Some(self.div(aligned, d.clone()));
+        }
         let common = gcd(sum.content(), n);
-        if monomial.is_empty() && common > 1 {
+        if common > 1 {
             let reduced = self.linear(sum.divide_exactly(common)?);
             return Some(self.div(reduced, Expr::Const(n / common)));
+        }
+        None
+    }
+
+    /// `(A, B)` with `sum = A + B`, where every term of `A` is proven a
+    /// multiple of some `g > 1` that divides `n`, and `0 ≤ B < g`: then
+    /// `A + B` never carries into the bits `n` looks at — `(A + B) / n = A
+    /// / n` and `(A + B) % n = A % n + B`. The largest such `g` is taken;
+    /// `None` when there is none (or `A` or `B` would be empty).
+    fn split_small_addend(&self, sum: &LinearSum, n: i64) -> Option<(Expr, Expr)> {
+        let parts: Vec<(LinearSum, i64)> = sum
+            .parts()
+            .map(|part| {
+                let divisor = self.analyze(&part.to_expr()).divisor();
+                (part, gcd(divisor, n))
+            })
+            .collect();
+        let mut candidates: Vec<i64> = parts.iter().map(|&(_, g)| g).filter(|&g| g > 1).collect();
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        candidates.dedup();
+        for g in candidates {
+            let mut aligned = LinearSum::default();
+            let mut small = LinearSum::default();
+            for (part, part_g) in &parts {
+                let side = if part_g % g == 0 {
+                    &mut aligned
+                } else {
+                    &mut small
+                };
+                *side = side.add(part)?;
+            }
+            if aligned == LinearSum::default() || small == LinearSum::default() {
+                continue;
+            }
+            let small = self.linear(small);
+            let bound = self.analyze(&small).range;
+            if bound.is_non_negative() && bound.is_below(g) {
+                return Some((self.linear(aligned), small));
+            }
         }
         None
     }
@@ -135,8 +189,8 @@ impl Simplifier<'_> {
 
     /// `(d·q + r) % d = r % d` for `r ≥ 0`, dropping the terms `d` divides
     /// (syntactically, or for a constant `d` by their known divisor); for a
-    /// constant `n`, coefficients reduced modulo `n`, then common factors,
-    /// `(g·y) % (g·n) = (y % n)·g`.
+    /// constant `n`, coefficients reduced modulo `n`, small addends taken
+    /// out, then common factors, `(g·y) % (g·n) = (y % n)·g`.
     fn rem_split(&self, x: &Expr, d: &Expr) -> Option<Expr> {
         let sum = LinearSum::from_expr(x)?;
         let divisor = LinearSum::from_expr(d)?.as_divisor()?;
@@ -175,6 +229,10 @@ impl Simplifier<'_> {
             if self.analyze(&reduced).range.is_non_negative() {
                 return Some(self.rem(reduced, d.clone()));
             }
+        }
+        // (A + B) % n = A % n + B when g | A, g | n and 0 ≤ B < g.
+        if let Some((aligned, small)) = self.split_small_addend(&sum, n) {
+            return Some(self.add(self.rem(aligned, d.clone()), small));
         }
         let common = gcd(sum.content(), n);
         if common > 1 {

@@ -11,7 +11,7 @@ use std::fmt;
 
 use super::congruence::Congruence;
 use super::interval::Interval;
-use crate::expr::{Expr, Var};
+use crate::expr::Var;
 use crate::ir::Requirement;
 
 /// What is known about one variable: an inclusive range and a congruence.
@@ -250,13 +250,15 @@ impl FactsBuilder {
     /// left out).
     pub fn requirement(self, requirement: &Requirement) -> (FactsBuilder, bool) {
         match requirement {
-            Requirement::Divisible { value, divisor, .. } => match (value, divisor.as_const()) {
-                (Expr::Var(var), Some(d)) => (self.multiple_of(*var, d), true),
-                _ => (self, false),
-            },
-            Requirement::Positive { value, .. } => match value {
-                Expr::Var(var) => (self.range(*var, 1, None), true),
-                _ => (self, false),
+            Requirement::Divisible { value, divisor, .. } => {
+                match value.as_var().zip(divisor.as_const()) {
+                    Some((var, d)) => (self.multiple_of(var, d), true),
+                    None => (self, false),
+                }
+            }
+            Requirement::Positive { value, .. } => match value.as_var() {
+                Some(var) => (self.range(var, 1, None), true),
+                None => (self, false),
             },
         }
     }
@@ -289,6 +291,7 @@ fn tighten(range: Interval, congruence: Congruence) -> Option<VarFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::Expr;
     use crate::ir::Span;
 
     #[test]

@@ -172,6 +172,20 @@ impl LinearSum {
         LinearSum::term(factors, ka.checked_mul(kb)?)
     }
 
+    /// Each term, and the constant if it is not 0, as a sum of its own.
+    pub(crate) fn parts(&self) -> impl Iterator<Item = LinearSum> + '_ {
+        let terms = self.terms().map(|(m, c)| {
+            let mut part = LinearSum::default();
+            part.terms.insert(m.clone(), c);
+            part
+        });
+        let constant = (self.constant != 0).then(|| LinearSum {
+            terms: BTreeMap::new(),
+            constant: self.constant,
+        });
+        terms.chain(constant)
+    }
+
     /// The gcd of every coefficient and the constant (0 for the zero sum).
     pub(crate) fn content(&self) -> i64 {
         self.terms().fold(self.constant, |g, (_, c)| gcd(g, c))

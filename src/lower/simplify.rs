@@ -31,7 +31,7 @@ pub fn simplify(expr: &Expr, facts: &Facts) -> Expr {
 
 /// The rules, with the facts that prove their preconditions.
 pub(super) struct Simplifier<'f> {
-    pub(super) facts: &'f Facts,
+    facts: &'f Facts,
 }
 
 /// The most recombination steps taken on one sum.
@@ -47,6 +47,9 @@ fn no_larger(candidate: Expr, fallback: Expr) -> Expr {
 }
 
 impl Simplifier<'_> {
+    /// What the analyses prove about `expr` under the facts. (Remembering
+    /// results in a map costs more than it saves: hashing an expression
+    /// walks it just as analysing it does.)
     pub(super) fn analyze(&self, expr: &Expr) -> ValueFacts {
         analyze(expr, self.facts)
     }
@@ -148,21 +151,38 @@ impl Simplifier<'_> {
             };
             let found = match factor {
                 Expr::Div(x, a) => self
-                    .merge_with_remainder(sum, factor, coefficient, x, a, x)
+                    .merge_with_remainder(sum, factor, coefficient, x, a, &|| {
+                        Some(x.as_ref().clone())
+                    })
                     .or_else(|| self.merge_difference(sum, factor, coefficient, x, a)),
                 Expr::Rem(inner, b) => match inner.as_ref() {
-                    Expr::Div(x, a) => a
-                        .as_const()
-                        .zip(b.as_const())
-                        .and_then(|(a, b)| a.checked_mul(b))
-                        .filter(|&ab| ab >= 1)
-                        .and_then(|ab| {
-                            let whole = self.rem(x.as_ref().clone(), Expr::Const(ab));
-                            self.merge_with_remainder(sum, factor, coefficient, x, a, &whole)
-                        }),
-                    _ => None,
+                    Expr::Div(x, a) => {
+                        let whole = || {
+                            let ab = a.as_const()?.checked_mul(b.as_const()?)?;
+                            Some(self.rem(x.as_ref().clone(), Expr::Const(ab)))
+                        };
+                        self.merge_with_remainder(sum, factor, coefficient, x, a, &whole)
+                    }
+                    Expr::Const(_)
+                    | Expr::Var(_)
+                    | Expr::Add(..)
+                    | Expr::Sub(..)
+                    | Expr::Mul(..)
+                    | Expr::Rem(..)
+                    | Expr::And(..)
+                    | Expr::Xor(..)
+                    | Expr::Shr(..)
+                    | Expr::Shl(..) => None,
                 },
-                _ => None,
+                Expr::Const(_)
+                | Expr::Var(_)
+                | Expr::Add(..)
+                | Expr::Sub(..)
+                | Expr::Mul(..)
+                | Expr::And(..)
+                | Expr::Xor(..)
+                | Expr::Shr(..)
+                | Expr::Shl(..) => None,
             };
             if found.is_some() {
                 return found;
@@ -180,7 +200,7 @@ impl Simplifier<'_> {
         coefficient: i64,
         x: &Expr,
         a: &Expr,
-        whole: &Expr,
+        whole: &dyn Fn() -> Option<Expr>,
     ) -> Option<LinearSum> {
         let a_value = a.as_const().filter(|&a| a >= 1)?;
         let remainder = Expr::Rem(Box::new(x.clone()), Box::new(a.clone()));
@@ -192,7 +212,7 @@ impl Simplifier<'_> {
         let mut next = sum.clone();
         next.add_term(vec![quotient.clone()], -k.checked_mul(a_value)?)?;
         next.add_term(vec![remainder], -k)?;
-        next.add(&LinearSum::from_expr(whole)?.scale(k)?)
+        next.add(&LinearSum::from_expr(&whole()?)?.scale(k)?)
     }
 
     /// `x·k − (x / a)·a·k → (x % a)·k`, taken only when it leaves fewer
@@ -210,9 +230,13 @@ impl Simplifier<'_> {
             return None;
         }
         let k = -(coefficient / a_value);
-        let remainder = self.rem(x.clone(), a.clone());
         let mut next = sum.sub(&LinearSum::from_expr(x)?.scale(k)?)?;
         next.add_term(vec![quotient.clone()], -coefficient)?;
+        // The remainder adds a term back: only worth it when two went.
+        if next.term_count() + 1 >= sum.term_count() {
+            return None;
+        }
+        let remainder = self.rem(x.clone(), a.clone());
         let next = next.add(&LinearSum::from_expr(&remainder)?.scale(k)?)?;
         (next.term_count() < sum.term_count()).then_some(next)
     }

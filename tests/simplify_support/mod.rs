@@ -288,3 +288,28 @@ pub fn env(assignment: &[(Var, i64)]) -> impl Fn(Var) -> Option<i64> + '_ {
             .map(|&(_, value)| value)
     }
 }
+
+/// Evaluates as emitted code may: like [`Expr::eval`], but a division or
+/// remainder whose dividend is negative or whose divisor is not positive
+/// has no value (PTX divides by truncation, not floor; the IR promises
+/// non-negative operands, and simplification must keep that promise).
+pub fn eval_strict(expr: &Expr, env: &dyn Fn(Var) -> Option<i64>) -> Option<i64> {
+    let both = |a: &Expr, b: &Expr| Some((eval_strict(a, env)?, eval_strict(b, env)?));
+    match expr {
+        Expr::Const(value) => Some(*value),
+        Expr::Var(var) => env(*var),
+        Expr::Add(a, b) => both(a, b).and_then(|(x, y)| x.checked_add(y)),
+        Expr::Sub(a, b) => both(a, b).and_then(|(x, y)| x.checked_sub(y)),
+        Expr::Mul(a, b) => both(a, b).and_then(|(x, y)| x.checked_mul(y)),
+        Expr::Div(a, b) => both(a, b)
+            .filter(|&(x, y)| x >= 0 && y > 0)
+            .map(|(x, y)| x / y),
+        Expr::Rem(a, b) => both(a, b)
+            .filter(|&(x, y)| x >= 0 && y > 0)
+            .map(|(x, y)| x % y),
+        Expr::And(a, b) => both(a, b).map(|(x, y)| x & y),
+        Expr::Xor(a, b) => both(a, b).map(|(x, y)| x ^ y),
+        Expr::Shr(a, b) => both(a, b).and_then(|(x, y)| x.checked_shr(u32::try_from(y).ok()?)),
+        Expr::Shl(a, b) => both(a, b).and_then(|(x, y)| x.checked_shl(u32::try_from(y).ok()?)),
+    }
+}
