@@ -13,7 +13,7 @@ use graphene::lower::facts::Facts;
 use graphene::lower::simplify::simplify;
 use graphene::lower::strength::strength_reduce;
 use pretty_assertions::assert_eq;
-use simplify_support::{expr, facts};
+use simplify_support::{Division, eval_machine, expr, facts};
 
 /// `simplify` under `facts`, printed (fully parenthesised).
 fn simplified(text: &str, facts: &Facts) -> String {
@@ -25,7 +25,8 @@ fn same(a: &str, b: &str, facts: &Facts) -> bool {
     simplify(&expr(a), facts) == simplify(&expr(b), facts)
 }
 
-/// Checks `simplify(text)` against `text` on every allowed assignment.
+/// Checks `simplify(text)` against `text` on every allowed assignment, also
+/// as emitted code divides (no division of a negative value).
 fn assert_equivalent(text: &str, facts: &Facts) {
     let original = expr(text);
     let result = simplify(&original, facts);
@@ -36,6 +37,15 @@ fn assert_equivalent(text: &str, facts: &Facts) {
             original.eval(&env),
             "{text} vs {result} at {assignment:?}"
         );
+        let non_negative = |e: &Expr| eval_machine(e, &env, Division::NonNegativeOnly);
+        if let Some(value) = non_negative(&original) {
+            let emitted = non_negative(&result);
+            assert_eq!(
+                emitted,
+                Some(value),
+                "{result} divides a negative value at {assignment:?}"
+            );
+        }
     }
 }
 

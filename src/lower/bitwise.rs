@@ -83,14 +83,14 @@ impl Simplifier<'_> {
             return Expr::and(x, y);
         }
         // x & (2^t − 1) = x % 2^t.
-        if let Some(t) = log2_exact(mask + 1) {
+        if let Some(t) = mask.checked_add(1).and_then(log2_exact) {
             return self.rem(x, Expr::Const(1 << t));
         }
         // x & ((2^b − 1) << s) = ((x / 2^s) % 2^b) · 2^s, kept when the
         // division rules make it no larger than the mask.
         let masked = Expr::and(x.clone(), Expr::Const(mask));
         let shift = mask.trailing_zeros();
-        if let Some(bits) = log2_exact((mask >> shift) + 1) {
+        if let Some(bits) = (mask >> shift).checked_add(1).and_then(log2_exact) {
             let field = self.rem(self.div(x, Expr::Const(1 << shift)), Expr::Const(1 << bits));
             let field = self.mul(field, Expr::Const(1 << shift));
             if field.node_count() <= masked.node_count() {

@@ -158,7 +158,11 @@ impl Congruence {
         if let (0, Some(d)) = (m, divisor.as_exact())
             && d != 0
         {
-            return Congruence::exact(self.residue.rem_euclid(d));
+            // `i64::MIN % -1` overflows: such an evaluation fails anyway.
+            return self
+                .residue
+                .checked_rem_euclid(d)
+                .map_or_else(Congruence::unknown, Congruence::exact);
         }
         let divides_every_d = match divisor.parts() {
             (0, d) => d,
@@ -350,6 +354,8 @@ mod tests {
         assert_eq!(Congruence::new(8, 4).unwrap().divisor(), 4);
         assert_eq!(Congruence::exact(0).divisor(), ZERO_DIVISOR);
         assert_eq!(Congruence::exact(-24).divisor(), 24);
+        let extreme = Congruence::exact(i64::MIN).rem_by(Congruence::exact(-1));
+        assert_eq!(extreme, Congruence::unknown());
         assert_eq!(
             Congruence::multiple_of(128).unwrap().div_by(64).divisor(),
             2

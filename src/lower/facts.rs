@@ -31,7 +31,8 @@ pub struct VarFacts {
 /// Rule: a variable not mentioned has the IR's defaults — `ThreadId`,
 /// `BlockId` and `Loop(i)` lie in `[0, ∞)`, `Dim(i)` in `[1, ∞)`
 /// (docs/language.md: all index values are non-negative, every extent
-/// positive). Every explicit fact narrows these defaults.
+/// positive). Every explicit fact narrows these defaults; one that would
+/// widen them is refused.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Facts {
     vars: BTreeMap<Var, VarFacts>,
@@ -55,6 +56,17 @@ pub enum FactsError {
         var: u32,
         /// The step given.
         step: i64,
+    },
+    /// A range reaching below what the IR allows the variable (0, or 1 for
+    /// a symbolic dimension): index values are never negative.
+    #[error("{var} cannot go below {bound} (its range starts at {lo})")]
+    BelowIrBound {
+        /// The variable.
+        var: Var,
+        /// The lowest value the IR allows.
+        bound: i64,
+        /// The range's start.
+        lo: i64,
     },
     /// A divisor or modulus below 1.
     #[error("a divisor of {var} must be at least 1, got {divisor}")]
@@ -160,13 +172,19 @@ impl FactsBuilder {
     }
 
     /// `var ∈ [lo, hi]`, inclusive; `hi = None` leaves it unbounded above.
-    pub fn range(self, var: Var, lo: i64, hi: Option<i64>) -> FactsBuilder {
+    /// `lo` may not be below the IR's bound for `var` (an error, rather
+    /// than a range silently cut short).
+    pub fn range(mut self, var: Var, lo: i64, hi: Option<i64>) -> FactsBuilder {
+        let bound = default_facts(var).range.lo().unwrap_or(0);
+        if lo < bound {
+            self.fail(FactsError::BelowIrBound { var, bound, lo });
+            return self;
+        }
         match Interval::new(Some(lo), hi) {
             Some(range) => self.narrow(var, range, Congruence::unknown()),
             None => {
-                let mut this = self;
-                this.fail(FactsError::Contradiction { var });
-                this
+                self.fail(FactsError::Contradiction { var });
+                self
             }
         }
     }
@@ -229,17 +247,17 @@ impl FactsBuilder {
                 self.fail(FactsError::Contradiction { var: loop_var });
                 return self;
             }
-            Some(hi) => Some(lo + (hi - 1 - lo) / step * step),
+            Some(hi) => {
+                // The last value reached, ≤ hi - 1 (computed wide: hi - lo may
+                // not fit an i64).
+                let (lo, hi, step) = (i128::from(lo), i128::from(hi), i128::from(step));
+                i64::try_from(lo + (hi - 1 - lo) / step * step).ok()
+            }
             None => None,
         };
         let congruence = Congruence::new(step, lo).unwrap_or_else(Congruence::unknown);
-        match Interval::new(Some(lo), last) {
-            Some(range) => self.narrow(loop_var, range, congruence),
-            None => {
-                self.fail(FactsError::Contradiction { var: loop_var });
-                self
-            }
-        }
+        self.range(loop_var, lo, last)
+            .narrow(loop_var, Interval::full(), congruence)
     }
 
     /// Records what a launch requirement of the IR says about a single
@@ -416,6 +434,30 @@ mod tests {
             err(Facts::builder().threads(-3))
                 .to_string()
                 .contains("block size")
+        );
+        assert_eq!(
+            err(Facts::builder().counted_loop(0, -4, Some(8), 1)),
+            FactsError::BelowIrBound {
+                var: Var::Loop(0),
+                bound: 0,
+                lo: -4
+            }
+        );
+        assert_eq!(
+            err(Facts::builder().counted_loop(0, i64::MIN, Some(i64::MAX), 1)),
+            FactsError::BelowIrBound {
+                var: Var::Loop(0),
+                bound: 0,
+                lo: i64::MIN
+            }
+        );
+        assert_eq!(
+            err(Facts::builder().range(Var::Dim(1), 0, None)),
+            FactsError::BelowIrBound {
+                var: Var::Dim(1),
+                bound: 1,
+                lo: 0
+            }
         );
     }
 }

@@ -22,9 +22,13 @@ use crate::expr::Expr;
 /// in canonical form: index computations that the rules prove equal print
 /// the same.
 ///
-/// Rule: `simplify(e).node_count() ≤ e.node_count()`, and wherever `e`
-/// evaluates to `v` under an assignment allowed by `facts`, so does the
-/// result.
+/// Rule: `simplify(e).node_count() ≤ e.node_count()`. Wherever `e`
+/// evaluates to `v` under an assignment allowed by `facts`, the result
+/// computes `v` in machine arithmetic — `+ - * <<` modulo `2^64`, where the
+/// linear rules are exact — and divides no negative value where `e` did
+/// not. (Reordering a sum can move an intermediate value past `2^63` when
+/// `e`'s values come near it; `Expr::eval` then reports an overflow that
+/// wrapping arithmetic does not have. Index values are far smaller.)
 pub fn simplify(expr: &Expr, facts: &Facts) -> Expr {
     Simplifier { facts }.expr(expr)
 }

@@ -289,24 +289,49 @@ pub fn env(assignment: &[(Var, i64)]) -> impl Fn(Var) -> Option<i64> + '_ {
     }
 }
 
-/// Evaluates as emitted code may: like [`Expr::eval`], but a division or
-/// remainder whose dividend is negative or whose divisor is not positive
-/// has no value (PTX divides by truncation, not floor; the IR promises
-/// non-negative operands, and simplification must keep that promise).
-pub fn eval_strict(expr: &Expr, env: &dyn Fn(Var) -> Option<i64>) -> Option<i64> {
-    let both = |a: &Expr, b: &Expr| Some((eval_strict(a, env)?, eval_strict(b, env)?));
+/// How divisions are evaluated by [`eval_machine`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Division {
+    /// Floor division and the non-negative remainder, as [`Expr::eval`].
+    Floor,
+    /// As emitted code may divide: a negative dividend or a divisor below 1
+    /// has no value (PTX divides by truncation; the IR promises
+    /// non-negative operands, and simplification must keep that promise).
+    NonNegativeOnly,
+}
+
+/// Evaluates in machine arithmetic: `+ - * <<` wrap modulo `2^64` (on
+/// which the linear rules are exact identities, as in emitted code), `>>`
+/// is arithmetic, and divisions follow `division`. `None` where there is no
+/// value.
+pub fn eval_machine(
+    expr: &Expr,
+    env: &dyn Fn(Var) -> Option<i64>,
+    division: Division,
+) -> Option<i64> {
+    let both = |a: &Expr, b: &Expr| {
+        Some((
+            eval_machine(a, env, division)?,
+            eval_machine(b, env, division)?,
+        ))
+    };
+    let divide = |a: &Expr, b: &Expr, quotient: bool| {
+        let (x, y) = both(a, b)?;
+        match division {
+            Division::Floor if quotient => x.checked_div_euclid(y),
+            Division::Floor => x.checked_rem_euclid(y),
+            Division::NonNegativeOnly if x < 0 || y < 1 => None,
+            Division::NonNegativeOnly => Some(if quotient { x / y } else { x % y }),
+        }
+    };
     match expr {
         Expr::Const(value) => Some(*value),
         Expr::Var(var) => env(*var),
-        Expr::Add(a, b) => both(a, b).and_then(|(x, y)| x.checked_add(y)),
-        Expr::Sub(a, b) => both(a, b).and_then(|(x, y)| x.checked_sub(y)),
-        Expr::Mul(a, b) => both(a, b).and_then(|(x, y)| x.checked_mul(y)),
-        Expr::Div(a, b) => both(a, b)
-            .filter(|&(x, y)| x >= 0 && y > 0)
-            .map(|(x, y)| x / y),
-        Expr::Rem(a, b) => both(a, b)
-            .filter(|&(x, y)| x >= 0 && y > 0)
-            .map(|(x, y)| x % y),
+        Expr::Add(a, b) => both(a, b).map(|(x, y)| x.wrapping_add(y)),
+        Expr::Sub(a, b) => both(a, b).map(|(x, y)| x.wrapping_sub(y)),
+        Expr::Mul(a, b) => both(a, b).map(|(x, y)| x.wrapping_mul(y)),
+        Expr::Div(a, b) => divide(a, b, true),
+        Expr::Rem(a, b) => divide(a, b, false),
         Expr::And(a, b) => both(a, b).map(|(x, y)| x & y),
         Expr::Xor(a, b) => both(a, b).map(|(x, y)| x ^ y),
         Expr::Shr(a, b) => both(a, b).and_then(|(x, y)| x.checked_shr(u32::try_from(y).ok()?)),
