@@ -179,7 +179,7 @@ fn samples(facts: &Facts) -> Vec<Vec<(Var, i64)>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn simplify_and_strength_reduce_keep_every_value(expr in expression(), spec in facts_spec()) {
@@ -240,7 +240,6 @@ proptest! {
         let once = simplify(&expr, &facts);
         prop_assert_eq!(simplify(&once, &facts), once.clone(), "from {}", expr);
     }
-
 }
 
 proptest! {
@@ -257,6 +256,7 @@ proptest! {
             let (Ok(x), Ok(y)) = (a.eval(&env), c.eval(&env)) else { continue };
             prop_assert_eq!(x & y, 0, "{} and {} share bits at {:?}", a, c, assignment);
             prop_assert_eq!(x.wrapping_add(y), x ^ y);
+            prop_assert_eq!(x | y, x ^ y);
         }
     }
 

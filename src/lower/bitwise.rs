@@ -153,3 +153,121 @@ impl Simplifier<'_> {
         Some(self.add(rest, self.linear(hoisted)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::expr::{Expr, Var};
+    use crate::lower::facts::Facts;
+    use crate::lower::simplify::simplify;
+
+    fn tid() -> Expr {
+        Expr::var(Var::ThreadId)
+    }
+
+    fn raw(build: fn(Box<Expr>, Box<Expr>) -> Expr, a: Expr, b: impl Into<Expr>) -> Expr {
+        build(Box::new(a), Box::new(b.into()))
+    }
+
+    fn warp() -> Facts {
+        Facts::builder().threads(32).build().expect("valid facts")
+    }
+
+    fn simplified(e: &Expr, facts: &Facts) -> String {
+        simplify(e, facts).to_string()
+    }
+
+    #[test]
+    fn shifts_become_arithmetic_only_when_exact() {
+        let facts = warp();
+        assert_eq!(simplified(&raw(Expr::Shl, tid(), 4), &facts), "(tid * 16)");
+        assert_eq!(simplified(&raw(Expr::Shr, tid(), 2), &facts), "(tid / 4)");
+        // An unbounded block id may lose bits to a shift: it stays one.
+        let bid = Expr::var(Var::BlockId);
+        assert_eq!(
+            simplified(&raw(Expr::Shl, bid.clone(), 4), &facts),
+            "(bid << 4)"
+        );
+        // A value that may be negative keeps its arithmetic shift.
+        let maybe_negative = raw(Expr::Sub, tid(), 16);
+        assert_eq!(
+            simplified(&raw(Expr::Shr, maybe_negative, 1), &facts),
+            "((tid - 16) >> 1)"
+        );
+        // A shift by a variable amount is left alone.
+        let by_loop = raw(Expr::Shl, tid(), Expr::var(Var::Loop(0)));
+        assert_eq!(simplify(&by_loop, &facts), by_loop);
+    }
+
+    #[test]
+    fn masks_use_the_known_bits() {
+        let facts = warp();
+        let row = raw(Expr::Mul, raw(Expr::Rem, tid(), 8), 64);
+        // No common bit: 0. Every bit of tid inside the mask: tid.
+        assert_eq!(simplified(&raw(Expr::And, row.clone(), 63), &facts), "0");
+        assert_eq!(simplified(&raw(Expr::And, tid(), 0xff), &facts), "tid");
+        // Mask bits tid never has are dropped, leaving a low mask.
+        assert_eq!(
+            simplified(&raw(Expr::And, tid(), 0x10f), &facts),
+            "(tid % 16)"
+        );
+        // A contiguous field becomes division and remainder when that is no larger.
+        assert_eq!(
+            simplified(&raw(Expr::And, row, 0x1c0), &facts),
+            "((tid % 8) * 64)"
+        );
+        assert_eq!(
+            simplified(&raw(Expr::And, tid(), 0x18), &facts),
+            "(tid & 24)"
+        );
+        // Operands are ordered: the literal goes last.
+        assert_eq!(
+            simplified(&raw(Expr::And, Expr::Const(0x18), tid()), &facts),
+            "(tid & 24)"
+        );
+    }
+
+    #[test]
+    fn exclusive_or_of_disjoint_parts_is_a_sum() {
+        let facts = warp();
+        let high = raw(Expr::Mul, raw(Expr::Div, tid(), 8), 64);
+        let low = raw(Expr::Rem, tid(), 8);
+        assert_eq!(
+            simplified(&raw(Expr::Xor, high.clone(), low.clone()), &facts),
+            "(((tid / 8) * 64) + (tid % 8))"
+        );
+        assert_eq!(
+            simplified(&raw(Expr::Xor, low.clone(), low.clone()), &facts),
+            "0"
+        );
+        // Bits known to be 1 are cleared by subtraction.
+        let with_bit = raw(Expr::Add, raw(Expr::Mul, tid(), 2), 1);
+        assert_eq!(
+            simplified(&raw(Expr::Xor, with_bit, 1), &facts),
+            "(tid * 2)"
+        );
+        // Overlapping bits stay an exclusive or.
+        assert_eq!(simplified(&raw(Expr::Xor, tid(), 5), &facts), "(tid ^ 5)");
+    }
+
+    #[test]
+    fn disjoint_terms_move_out_of_an_exclusive_or() {
+        let facts = warp();
+        let chunk = raw(Expr::Mul, raw(Expr::Div, tid(), 8), 8);
+        let row_bits = raw(Expr::Mul, raw(Expr::Rem, tid(), 8), 8);
+        // (row·64 + chunk·8 + 4) ^ row·8: row·64 and 4 meet no other bit.
+        let address = raw(
+            Expr::Add,
+            raw(
+                Expr::Add,
+                raw(Expr::Mul, raw(Expr::Rem, tid(), 8), 64),
+                chunk,
+            ),
+            4,
+        );
+        let swizzled = raw(Expr::Xor, address, row_bits);
+        assert_eq!(
+            simplified(&swizzled, &facts),
+            "((((tid % 8) * 64) + (((tid / 8) * 8) ^ ((tid % 8) * 8))) + 4)"
+        );
+    }
+}

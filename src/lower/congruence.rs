@@ -101,7 +101,8 @@ impl Congruence {
     }
 
     /// The largest `d > 0` that divides every value: `gcd(modulus,
-    /// residue)`; [`ZERO_DIVISOR`] when the value is always 0.
+    /// residue)`; `2^62` (a multiple of every power of two an alignment test
+    /// asks about) when the value is always 0.
     pub fn divisor(self) -> i64 {
         match (self.modulus, self.residue) {
             (0, 0) => ZERO_DIVISOR,

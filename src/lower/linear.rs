@@ -30,6 +30,8 @@ pub(crate) struct LinearSum {
     constant: i64,
 }
 
+/// The greatest common divisor of `|a|` and `|b|` (0 for two zeros; 1 where
+/// it would not fit an `i64`: only `i64::MIN` with 0 or itself gets there).
 pub(crate) fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
