@@ -515,7 +515,10 @@ mod tests {
                     + outer.cols.offset(c / inner.cols.size)
                     + inner.rows.offset(r % inner.rows.size)
                     + inner.cols.offset(c % inner.cols.size);
-                assert_eq!(page_axes.rows.offset(r) + page_axes.cols.offset(c), expected);
+                assert_eq!(
+                    page_axes.rows.offset(r) + page_axes.cols.offset(c),
+                    expected
+                );
             }
         }
         let one = blocks_layout(&[layout("[4,8 : 1,4]")]).unwrap();
