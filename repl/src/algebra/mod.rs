@@ -99,8 +99,8 @@ pub enum Value {
 pub struct Scope<'a> {
     /// Layouts (and other values) bound with `let`.
     pub bound: &'a BTreeMap<String, Value>,
-    /// The value of a `const`, if `name` is one.
-    pub constant: &'a dyn Fn(&str) -> Option<i64>,
+    /// The constants (`const BM = 16`) and their values.
+    pub constants: &'a BTreeMap<String, i64>,
 }
 
 /// Evaluates the layout expression `src`, which sits at byte `base` of the
@@ -185,10 +185,10 @@ mod tests {
             "A".to_string(),
             Value::Layout("(4,8):(1,4)".parse().unwrap()),
         )]);
-        let constant = |name: &str| (name == "BM").then_some(16);
+        let constants = BTreeMap::from([("BM".to_string(), 16)]);
         let scope = Scope {
             bound: &bound,
-            constant: &constant,
+            constants: &constants,
         };
         evaluate(src, 0, &scope)
     }
@@ -296,9 +296,10 @@ mod tests {
         assert_eq!(code("_"), codes::LAYOUT_SYNTAX);
         assert_eq!(code("99999999999999999999"), codes::LAYOUT_SYNTAX);
         let bound = BTreeMap::new();
+        let constants = BTreeMap::new();
         let scope = Scope {
             bound: &bound,
-            constant: &|_| None,
+            constants: &constants,
         };
         let Err(Failure(diags)) = evaluate("coalesce(Q)", 10, &scope) else {
             panic!("unknown name")

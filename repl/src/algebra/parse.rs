@@ -378,7 +378,7 @@ impl Parser<'_> {
         if let Some(value) = self.scope.bound.get(word) {
             return Ok(value.clone());
         }
-        if let Some(value) = (self.scope.constant)(word) {
+        if let Some(&value) = self.scope.constants.get(word) {
             return Ok(Value::Int(value));
         }
         let known = self
