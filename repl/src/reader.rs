@@ -3,6 +3,7 @@
 //! reading while a `{ … }` block is open) and where the history lives.
 
 use std::borrow::Cow;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use graphene::viz::AtomName;
@@ -118,7 +119,12 @@ impl Helper for ReplHelper {}
 /// Where the history is kept: `$GRAPHENE_HISTORY` if set, else
 /// `$XDG_STATE_HOME/graphene/history`, else `~/.graphene_history`.
 pub fn history_path() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    history_path_from(|name| std::env::var_os(name))
+}
+
+/// [`history_path`] with the environment given by `lookup`.
+pub fn history_path_from(lookup: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name: &str| lookup(name).filter(|v| !v.is_empty());
     if let Some(path) = var("GRAPHENE_HISTORY") {
         return Some(PathBuf::from(path));
     }
@@ -131,6 +137,31 @@ pub fn history_path() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_lives_in_the_state_folder_or_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            history_path_from(env(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])),
+            Some(PathBuf::from("/s/graphene/history"))
+        );
+        assert_eq!(
+            history_path_from(env(&[("XDG_STATE_HOME", ""), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.graphene_history"))
+        );
+        assert_eq!(
+            history_path_from(env(&[("GRAPHENE_HISTORY", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(history_path_from(env(&[])), None);
+    }
 
     #[test]
     fn completes_commands_names_functions_and_atoms() {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use graphene::check::{self, expr_text};
+use graphene::check::expr_text;
 use graphene::expr::Var;
 use graphene::ir::{self, GroupKind};
 use graphene::layout::{Layout, Swizzle, SwizzledLayout, Tuple};
@@ -396,6 +396,18 @@ pub fn banks_of(
     let mut out = tensor_header(ctx, target_arg, &view);
     out.push('\n');
     let Some(threads) = threads else {
+        if let Some(width) = width {
+            return Err(Failure::new(
+                codes::BAD_ARGUMENTS,
+                "`width` is the width of a warp's access: say whose, with `by #G`",
+                width.span,
+            )
+            .label("no access to measure")
+            .help(format!(
+                "`:banks {} by #threads width {}`",
+                target_arg.text, width.value
+            )));
+        }
         let Some(base) = view.base.as_const() else {
             return Err(Failure::new(
                 codes::CANNOT_DRAW,
@@ -488,7 +500,6 @@ pub fn swizzle(
     };
     let buffer = shared_buffer(ctx, &view, target_arg)?;
     let page = buffer_grid(buffer, target_arg)?;
-    let names = ctx.checker.names();
     let own = view
         .ty
         .swizzle
@@ -518,10 +529,9 @@ pub fn swizzle(
     out.push_str(&format!("after, with {sw}:\n{after_text}\n"));
     if let (Some(before), Some(after)) = (before_report, after_report) {
         out.push_str(&format!(
-            "{} by {} ({}): {} → {}\n",
+            "{} by {}:\n  with {own}: {}\n  with {sw}: {}\n",
             target_arg.text,
             group.name,
-            check::tensor_type_text(&view.ty, &names),
             verdict(&before),
             verdict(&after)
         ));
