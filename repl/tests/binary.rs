@@ -147,7 +147,7 @@ fn off_a_terminal_grids_fit_64_columns() {
     }
     assert!(stdout.contains("… 50 more columns"), "{stdout}");
     assert!(stdout.contains("too large to draw whole"), "{stdout}");
-    let wide = graphene(&["--width", "200", "-e", "(8,64):(64,1)"], "");
+    let wide = graphene(&["--width", "300", "-e", "(8,64):(64,1)"], "");
     assert!(!text(&wide.stdout).contains("more columns"));
 }
 
