@@ -325,23 +325,39 @@ fn bank_pictures(
 ) -> Result<(String, Option<BankReport>), Failure> {
     let mut out = String::new();
     let mut worst: Option<(usize, BankReport, WarpAccess)> = None;
+    // Runs of consecutive accesses with the same verdict, one line each.
+    let mut runs: Vec<(usize, usize, String)> = Vec::new();
     for (k, lanes) in accesses.lanes.iter().enumerate() {
         let access = WarpAccess::new(lanes, accesses.element_bytes, accesses.width)
             .map_err(|e| Failure::new(codes::BAD_ACCESS, e.to_string(), arg.span()))?;
         let report = bank_report(&access);
-        if accesses.lanes.len() > 1 {
-            out.push_str(&format!(
-                "access {k} (elements {}..{} of each thread): {}\n",
-                k * accesses.elements,
-                k * accesses.elements + accesses.elements - 1,
-                verdict(&report)
-            ));
+        let said = verdict(&report);
+        match runs.last_mut() {
+            Some((_, last, text)) if *text == said => *last = k,
+            Some(_) | None => runs.push((k, k, said)),
         }
         if worst
             .as_ref()
             .is_none_or(|(_, w, _)| report.wavefronts() > w.wavefronts())
         {
             worst = Some((k, report, access));
+        }
+    }
+    if accesses.lanes.len() > 1 {
+        let per = accesses.elements;
+        for (first, last, said) in &runs {
+            let which = if first == last {
+                format!("access {first}")
+            } else {
+                format!("accesses {first}-{last}")
+            };
+            let (low, high) = (first * per, last * per + per - 1);
+            let elements = if low == high {
+                format!("element {low}")
+            } else {
+                format!("elements {low}..{high}")
+            };
+            out.push_str(&format!("{which} ({elements} of each thread): {said}\n"));
         }
     }
     let Some((k, report, access)) = worst else {
@@ -357,12 +373,20 @@ fn bank_pictures(
 fn verdict(report: &BankReport) -> String {
     match report.degree() {
         0 => "no lane active".to_string(),
-        1 => format!("conflict-free, {} wavefronts", report.wavefronts()),
+        1 => format!("conflict-free, {}", wavefronts(report.wavefronts())),
         n => format!(
-            "{n}-way bank conflict, {} wavefronts where {} would do",
-            report.wavefronts(),
+            "{n}-way bank conflict, {} where {} would do",
+            wavefronts(report.wavefronts()),
             report.ideal_wavefronts()
         ),
+    }
+}
+
+fn wavefronts(count: usize) -> String {
+    if count == 1 {
+        "1 wavefront".to_string()
+    } else {
+        format!("{count} wavefronts")
     }
 }
 
