@@ -52,6 +52,8 @@ pub const COMMANDS: [(&str, &str, &str); 10] = [
 ];
 
 /// A part of the line: its text and where it starts.
+///
+/// Rule: `text` is exactly the bytes `start..start + text.len()` of the line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg {
     /// The text, trimmed.
@@ -77,6 +79,9 @@ pub struct Number {
 }
 
 /// A parsed command.
+///
+/// Rule: every argument is a slice of the line (so diagnostics about it
+/// point into the line); a keyword appears at most once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// `:help [topic]`.

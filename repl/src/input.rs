@@ -6,6 +6,8 @@
 use graphene::syntax::is_incomplete;
 
 /// One input of a script and the line it starts at (1-based).
+///
+/// Rule: `text` is whole lines of the script, `line` the first of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Input {
     /// The text, its lines joined with `\n`.

@@ -1,5 +1,5 @@
-//! The `graphene` REPL as a library: everything but the terminal. The
-//! binary (`src/main.rs`) and the golden tests drive the same
+//! The `graphene` REPL as a library: everything but the terminal loop.
+//! The binary (`src/main.rs`) and the golden tests drive the same
 //! [`Session::eval_line`], so what the tests pin is what a user sees.
 //!
 //! - [`session`]: the evaluator — names, style, one input to one [`Output`].

@@ -16,6 +16,8 @@ use crate::command::Arg;
 use crate::failure::{Failure, codes};
 
 /// What the pictures read: the checker's names, the `let` names, the style.
+///
+/// Rule: pictures only read it; a picture never changes the session.
 pub struct Context<'a> {
     /// The IR names.
     pub checker: &'a check::Session,
@@ -26,6 +28,9 @@ pub struct Context<'a> {
 }
 
 /// Something to draw.
+///
+/// Rule: a tensor or group has been checked by the session's checker; a
+/// value has been evaluated against its `let` names.
 pub enum Target {
     /// A value of the layout language.
     Value(Value),

@@ -18,7 +18,10 @@ use crate::command::COMMANDS;
 use crate::input::continues;
 use crate::session::IR_KEYWORDS;
 
-/// The rustyline helper; `names` is refreshed after every input.
+/// The rustyline helper.
+///
+/// Rule: `names` is refreshed from the session after every input, so it
+/// completes exactly the names defined so far.
 #[derive(Default)]
 pub struct ReplHelper {
     /// The names defined so far (`%x`, `#g`, `@i`, layouts, constants).

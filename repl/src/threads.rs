@@ -81,6 +81,19 @@ fn too_many(arg: &Arg, count: usize) -> Failure {
     .help("tile it and index one tile first")
 }
 
+/// How many elements each thread's view has, if that is at most
+/// `MAX_PAIRS / threads` (so that evaluating all of them stays cheap).
+fn elements_per_thread(levels: &[Layout], threads: usize, arg: &Arg) -> Result<usize, Failure> {
+    let count = levels
+        .iter()
+        .try_fold(1usize, |n, level| n.checked_mul(level.size() as usize));
+    match count {
+        Some(n) if n.saturating_mul(threads.max(1)) <= MAX_PAIRS => Ok(n),
+        Some(n) => Err(too_many(arg, n.saturating_mul(threads.max(1)))),
+        None => Err(too_many(arg, usize::MAX)),
+    }
+}
+
 /// A tensor target, or an error saying what was found instead.
 fn tensor(ctx: &Context, arg: &Arg) -> Result<ir::View, Failure> {
     match target(ctx, arg)? {
@@ -136,11 +149,18 @@ fn element_offsets(
     let mut offsets = Vec::with_capacity(total);
     for index in 0..total {
         let mut rest = index;
-        let mut offset = base;
+        let mut offset = Some(base);
         for level in per_level.iter().rev() {
-            offset += level[rest % level.len()];
+            offset = offset.and_then(|o| o.checked_add(level[rest % level.len()]));
             rest /= level.len();
         }
+        let Some(offset) = offset else {
+            return Err(Failure::new(
+                codes::CANNOT_DRAW,
+                format!("the offsets of id {id} do not fit in 64 bits"),
+                arg.span(),
+            ));
+        };
         offsets.push(offset);
     }
     Ok(offsets)
@@ -165,10 +185,10 @@ pub fn map(ctx: &Context, target_arg: &Arg, threads: &Arg) -> Result<String, Fai
     let buffer_levels = constant_levels(&buffer.ty.levels, &buffer.name, target_arg)?;
     let page = blocks_layout(&buffer_levels).map_err(|e| cannot_draw(e, target_arg))?;
     let (rows, cols) = page_size(&page);
-    let per_thread: usize = levels.iter().map(|l| l.size() as usize).product();
-    if per_thread.saturating_mul(group.ids.len()) > MAX_PAIRS {
-        return Err(too_many(target_arg, per_thread * group.ids.len()));
-    }
+    elements_per_thread(&levels, group.ids.len(), target_arg)?;
+    let title = format!("{} by {}, on %{}", target_arg.text, group.name, buffer.name);
+    // The map bounds the grid's size before the grid is enumerated.
+    let mut owners = ThreadMap::new(title, rows, cols).map_err(|e| cannot_draw(e, target_arg))?;
     let mut place: BTreeMap<i64, (usize, usize)> = BTreeMap::new();
     for (index, offset) in page.offsets().enumerate() {
         if place.insert(offset, (index % rows, index / rows)).is_some() {
@@ -180,8 +200,6 @@ pub fn map(ctx: &Context, target_arg: &Arg, threads: &Arg) -> Result<String, Fai
             .label("its buffer's layout repeats offsets"));
         }
     }
-    let title = format!("{} by {}, on %{}", target_arg.text, group.name, buffer.name);
-    let mut owners = ThreadMap::new(title, rows, cols).map_err(|e| cannot_draw(e, target_arg))?;
     if let [.., inner] = buffer_levels.as_slice() {
         if buffer_levels.len() > 1 {
             let block = blocks_layout(std::slice::from_ref(inner))
@@ -271,7 +289,7 @@ fn accesses(
     }
     let per_access = (width_value / element_bytes) as usize;
     let levels = constant_levels(&view.ty.levels, &target_arg.text, target_arg)?;
-    let per_thread: usize = levels.iter().map(|l| l.size() as usize).product();
+    let per_thread = elements_per_thread(&levels, WARP as usize, target_arg)?;
     if per_thread % per_access != 0 {
         return Err(Failure::new(
             codes::BAD_ACCESS,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use graphene::viz::Style;
 use graphene_repl::Session;
+use graphene_repl::command::COMMANDS;
 use graphene_repl::help::EXAMPLES;
 use graphene_repl::input::split;
 
@@ -232,6 +233,7 @@ fn deep_and_huge_inputs_are_refused_not_fatal() {
         "[1000000,1000000]".to_string(),
         "%big:[4096,4096].fp32.GL".to_string(),
         ":map %big by #w".to_string(),
+        ":map %big[0,0] by #w".to_string(),
         ":show %big.tile([64,64])".to_string(),
     ] {
         let output = session.eval_line(&input);
@@ -242,6 +244,14 @@ fn deep_and_huge_inputs_are_refused_not_fatal() {
 
 #[test]
 fn every_help_example_runs() {
+    for (name, _, _) in COMMANDS {
+        assert!(
+            EXAMPLES
+                .iter()
+                .any(|(command, lines)| *command == name && !lines.is_empty()),
+            ":help {name} has no example"
+        );
+    }
     for (command, lines) in EXAMPLES {
         let mut session = Session::new(Style::default());
         for line in lines {

@@ -81,6 +81,10 @@ pub const FUNCTIONS: [(&str, &str, &str); 16] = [
 pub const RESERVED: [&str; 5] = ["let", "o", "Sw", "Swizzle", "_"];
 
 /// A value of the layout language.
+///
+/// Rule: an integer stands for the layout `n:1` wherever a layout is
+/// expected; a `Tiler` only comes from `<…>` and only feeds divides and
+/// products.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// An integer (a size, a cotarget, a tile length `n` meaning `n:1`).
@@ -96,6 +100,9 @@ pub enum Value {
 }
 
 /// What names mean in a layout expression.
+///
+/// Rule: a name is looked up in `bound` first, then in `constants`; `let`
+/// keeps the two disjoint.
 pub struct Scope<'a> {
     /// Layouts (and other values) bound with `let`.
     pub bound: &'a BTreeMap<String, Value>,
