@@ -12,6 +12,7 @@ pub mod expr;
 pub mod ir;
 pub mod launch;
 pub mod layout;
+pub mod lower;
 pub mod ptx;
 pub mod reference;
 #[cfg(feature = "cuda")]
