@@ -1,0 +1,131 @@
+//! `run` and `bench` up to the GPU, on any machine: every host-side check
+//! (kernel choice, `--dim` values, launch requirements) happens before the
+//! device is touched and fails with one line; past them, a build without
+//! the `cuda` feature, or a machine without a GPU, says so in one line.
+
+use graphene::check::check_file;
+use graphene::launch::{
+    BenchOptions, CommandError, CompiledFile, Role, RunOptions, Work, bench_file, run_file, select,
+};
+use graphene::syntax::parse_file;
+
+const GEMM: &str = "const BM = 128\n\
+kernel gemm {\n\
+    %a:[M, K : K, 1].fp16.GL\n\
+    %b:[K, N : 1, K].fp16.GL\n\
+    %c:[M, N : N, 1].fp32.GL\n\
+    #blocks:[M/BM, N/BM].block\n\
+    #threads:[256].thread\n\
+    %c <- MatMul<<<#blocks, #threads>>>(%a, %b) {}\n\
+}\n\
+kernel zero {\n\
+    %z:[M].fp32.GL\n\
+    #blocks:[M/256].block\n\
+    #threads:[256].thread\n\
+    %z <- Init<0.0><<<#blocks, #threads>>>() {}\n\
+}\n";
+
+fn compiled() -> CompiledFile {
+    let file = parse_file("gemm.gph", GEMM).unwrap_or_else(|d| panic!("{d:#?}"));
+    CompiledFile {
+        name: "gemm.gph".into(),
+        text: GEMM.into(),
+        program: check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}")),
+        ptx: String::new(),
+        dynamic_shared_bytes: vec![98304, 0],
+    }
+}
+
+fn run(dims: &[&str], kernel: Option<&str>) -> Result<bool, CommandError> {
+    let options = RunOptions {
+        kernel: kernel.map(str::to_string),
+        dims: dims.iter().map(|d| d.parse().unwrap()).collect(),
+        seed: 1,
+        check: true,
+    };
+    let mut out = Vec::new();
+    let result = run_file(&compiled(), &options, &mut out);
+    if result.is_err() {
+        assert!(out.is_empty(), "nothing printed before a failure");
+    }
+    result
+}
+
+#[test]
+fn plans_of_a_file_cover_every_kernel() {
+    let file = compiled();
+    let dims: Vec<_> = ["M=4096", "N=2048", "K=512"]
+        .iter()
+        .map(|d| d.parse().unwrap())
+        .collect();
+    let selected = select(&file, None, &dims).unwrap();
+    let gemm = &selected[0].plan;
+    assert_eq!(
+        (gemm.grid, gemm.block, gemm.dynamic_shared_bytes),
+        (512, 256, 98304)
+    );
+    assert_eq!(gemm.config_text(), "<<<512, 256, 96 KiB>>>");
+    assert_eq!(gemm.dims_text(), "M=4096 K=512 N=2048");
+    let roles: Vec<Role> = gemm.params.iter().map(|p| p.role).collect();
+    assert_eq!(roles, [Role::Input, Role::Input, Role::InOut]);
+    assert!(matches!(gemm.work, Work::MatMul(s) if (s.m, s.n, s.k) == (4096, 2048, 512)));
+    let zero = &selected[1].plan;
+    assert_eq!((zero.grid, zero.work), (16, Work::Bytes(4096 * 4)));
+}
+
+#[test]
+fn host_side_errors_come_first_and_in_one_line() {
+    let cases: [(&[&str], Option<&str>, &str); 4] = [
+        (
+            &["M=4096", "N=2048"],
+            None,
+            "kernel `gemm` needs `--dim` values for K (its symbolic dimensions: M, K, N)",
+        ),
+        (
+            &["M=1000", "N=2048", "K=64"],
+            None,
+            "kernel `gemm`: M = 1000 is not a multiple of 128 (required by `M/BM` at gemm.gph:6:10)",
+        ),
+        (
+            &["M=256", "N=256", "K=64"],
+            Some("zero"),
+            "`--dim N` names no symbolic dimension of the kernels run (`zero` has M)",
+        ),
+        (
+            &["M=256"],
+            Some("gem"),
+            "`--kernel gem`: gemm.gph has no such kernel (its kernels: gemm, zero)",
+        ),
+    ];
+    for (dims, kernel, message) in cases {
+        let error = run(dims, kernel).unwrap_err();
+        assert_eq!(error.to_string(), message);
+    }
+}
+
+#[test]
+fn past_the_host_checks_a_machine_without_a_gpu_says_why() {
+    let error = run(&["M=256"], Some("zero")).unwrap_err();
+    let text = error.to_string();
+    assert!(!text.contains('\n'), "one line: {text}");
+    if cfg!(feature = "cuda") {
+        // A GPU machine runs the (empty) PTX and fails to find the entry.
+        assert!(matches!(error, CommandError::Device(_)), "{text}");
+    } else {
+        assert_eq!(error, CommandError::NoCudaFeature);
+        assert!(text.contains("--features cuda"), "{text}");
+    }
+    let options = BenchOptions {
+        kernel: Some("zero".into()),
+        dims: vec!["M=256".parse().unwrap()],
+        reps: 10,
+        warmup: 1,
+        json: true,
+        seed: 1,
+    };
+    let error = bench_file(&compiled(), &options, &mut Vec::new(), &mut Vec::new()).unwrap_err();
+    assert!(
+        matches!(error, CommandError::Device(_) | CommandError::NoCudaFeature),
+        "{error}"
+    );
+}
