@@ -207,7 +207,8 @@ fn reductions_fold_the_listed_axes_and_keep_the_rest_in_order() {
 fn pointwise_kinds_apply_their_operation() {
     let x = [-1.0, -0.25, 0.5, 0.75];
     let y = [0.5, -0.5, 0.25, 1.0];
-    let cases: [(&str, fn(f64, f64) -> f64); 7] = [
+    type Op = fn(f64, f64) -> f64;
+    let cases: [(&str, Op); 7] = [
         ("UnaryPointwise<relu>", |x, _| x.max(0.0)),
         ("UnaryPointwise<neg>", |x, _| -x),
         ("UnaryPointwise<abs>", |x, _| x.abs()),

@@ -26,8 +26,8 @@ pub enum RunError {
     Runtime {
         /// Kernel, launch and step.
         context: String,
-        /// The runtime's own message.
-        error: RuntimeError,
+        /// The runtime's own message (boxed: it is large, and rare).
+        error: Box<RuntimeError>,
     },
     /// The reference could not evaluate the contract.
     #[error("{0}")]
@@ -76,7 +76,7 @@ pub fn fill_bytes(param: &ParamPlan, seed: u64, domain: InputDomain) -> Result<V
         InputDomain::Positive => {
             let values = ty.to_f64(&bytes).map_err(|error| RunError::Runtime {
                 context: format!("filling {}", param.name),
-                error,
+                error: Box::new(error),
             })?;
             let mapped: Vec<f64> = values.into_iter().map(|v| domain.map(v)).collect();
             Ok(encode(ty, &mapped))
@@ -123,7 +123,7 @@ fn in_context(plan: &LaunchPlan, step: &str) -> impl Fn(RuntimeError) -> RunErro
             } else {
                 context.clone()
             },
-            error,
+            error: Box::new(error),
         }
     }
 }
@@ -288,7 +288,7 @@ pub fn bench_kernel(
         .map_err(in_context(plan, "timing"))?;
     let stats = Stats::of(&times).ok_or_else(|| RunError::Runtime {
         context: context(plan, "timing"),
-        error: RuntimeError::Input("no timed runs (--reps 0)".to_string()),
+        error: Box::new(RuntimeError::Input("no timed runs (--reps 0)".to_string())),
     })?;
     Ok(BenchReport {
         kernel: plan.kernel.clone(),
