@@ -10,6 +10,7 @@ pub mod diag;
 pub mod expr;
 pub mod ir;
 pub mod layout;
+pub mod lower;
 pub mod ptx;
 #[cfg(feature = "cuda")]
 pub mod runtime;

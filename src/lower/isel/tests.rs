@@ -1,0 +1,258 @@
+//! Stage 3, lowering (instruction selection): each pattern's accept and
+//! reject reasons, on requests built by hand.
+
+use super::*;
+use crate::expr::Expr;
+use crate::ir::{Scalar, View};
+use crate::lower::group::{GroupInfo, Unit};
+use crate::lower::prove::Prover;
+use crate::lower::testing::{col_major, level, tid, ty};
+
+fn operand(view: &View, role: &str) -> OperandInfo {
+    OperandInfo::analyse(view, role.into(), "t".into(), &Prover::with_threads(128))
+}
+
+fn view(levels: Vec<crate::ir::Level>, scalar: Scalar, memory: Memory, base: Expr) -> View {
+    View {
+        buffer: crate::ir::BufferId(0),
+        base,
+        ty: ty(levels, scalar, memory),
+        span: Span::DUMMY,
+    }
+}
+
+fn request(kind: SpecKind, unit: Unit, outputs: Vec<View>, inputs: Vec<View>) -> Request {
+    Request {
+        kind,
+        span: Span::DUMMY,
+        group: GroupInfo {
+            text: "g".into(),
+            unit,
+        },
+        outputs: outputs.iter().map(|v| operand(v, "output")).collect(),
+        inputs: inputs.iter().map(|v| operand(v, "input")).collect(),
+        arch: None,
+    }
+}
+
+fn names_of(request: &Request) -> Result<String, NoMatch> {
+    select(request).map(|(pattern, _)| pattern.name())
+}
+
+fn mv() -> SpecKind {
+    SpecKind::Move {
+        asynchronous: false,
+    }
+}
+
+#[test]
+fn eight_aligned_halves_load_as_one_16_byte_vector() {
+    let src = view(
+        vec![col_major(&[8])],
+        Scalar::Fp16,
+        Memory::Global,
+        Expr::mul(tid(), 8.into()),
+    );
+    let regs = view(
+        vec![col_major(&[8])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    let r = request(mv(), Unit::Thread, vec![regs], vec![src]);
+    assert_eq!(names_of(&r).unwrap(), "ld.global.v4.b32");
+}
+
+#[test]
+fn misaligned_vectors_name_the_alignment_first() {
+    let src = view(
+        vec![col_major(&[8])],
+        Scalar::Fp16,
+        Memory::Global,
+        Expr::mul(tid(), 2.into()),
+    );
+    let regs = view(
+        vec![col_major(&[8])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    let no = select(&request(mv(), Unit::Thread, vec![regs], vec![src])).unwrap_err();
+    assert_eq!(no.candidates[0].name, "ld.global.v4.b32");
+    assert_eq!(
+        no.candidates[0].reason,
+        "`ld.global.v4.b32` needs 16-byte alignment; the input's offset is proven only a \
+         multiple of 2 elements (4 bytes)"
+    );
+    assert_eq!(no.candidates.len(), CANDIDATES_SHOWN);
+}
+
+#[test]
+fn too_long_contiguous_moves_suggest_a_tile() {
+    let src = view(
+        vec![col_major(&[16])],
+        Scalar::Fp16,
+        Memory::Global,
+        Expr::mul(tid(), 16.into()),
+    );
+    let regs = view(
+        vec![col_major(&[16])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    let no = select(&request(mv(), Unit::Thread, vec![regs], vec![src])).unwrap_err();
+    let help = no.help.unwrap();
+    assert!(help.contains("`.tile([8])`"), "{help}");
+}
+
+#[test]
+fn ldmatrix_needs_a_warp_and_chooses_trans_from_directions() {
+    let row = |levels| {
+        view(
+            levels,
+            Scalar::Fp16,
+            Memory::Shared,
+            Expr::mul(tid(), 8.into()),
+        )
+    };
+    let regs = |levels| view(levels, Scalar::Fp16, Memory::Registers, Expr::Const(0));
+    let a_frag = vec![level(&[2, 2], &[4, 2]), level(&[1, 2], &[4, 1])];
+    let r = request(
+        mv(),
+        Unit::Warp,
+        vec![regs(a_frag.clone())],
+        vec![row(vec![level(&[1, 8], &[16, 1])])],
+    );
+    let (pattern, plan) = select(&r).unwrap();
+    assert_eq!(
+        pattern,
+        Pattern::Matrix(matrix::MatrixPattern::Ldmatrix { matrices: 4 })
+    );
+    assert_eq!(format!("{plan:?}").contains("transpose: false"), true);
+    // B fragment [2,1].[2,1] from rows [1,8]: pairs run down the rows.
+    let b_frag = vec![level(&[2, 1], &[2, 2]), level(&[2, 1], &[1, 2])];
+    let r = request(
+        mv(),
+        Unit::Warp,
+        vec![regs(b_frag)],
+        vec![row(vec![level(&[1, 8], &[16, 1])])],
+    );
+    let (_, plan) = select(&r).unwrap();
+    assert!(format!("{plan:?}").contains("transpose: true"));
+    // Executed by one thread: not ldmatrix (and no per-thread load of 8
+    // shared halves into four registers accepts the paired registers
+    // either way, since the group is the warp).
+    let r = request(
+        mv(),
+        Unit::Thread,
+        vec![regs(a_frag)],
+        vec![row(vec![level(&[1, 8], &[16, 1])])],
+    );
+    assert_eq!(names_of(&r).unwrap(), "ld.shared.v4.b32");
+}
+
+#[test]
+fn ldmatrix_rejects_strided_rows() {
+    let column = view(
+        vec![level(&[8, 1], &[16, 1])],
+        Scalar::Fp16,
+        Memory::Shared,
+        Expr::Const(0),
+    );
+    let regs = view(
+        vec![level(&[2, 2], &[4, 2]), level(&[1, 2], &[4, 1])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    let no = select(&request(mv(), Unit::Warp, vec![regs], vec![column])).unwrap_err();
+    assert!(
+        no.candidates[0].name.starts_with("ldmatrix"),
+        "{:?}",
+        no.candidates
+    );
+    assert!(
+        no.candidates[0]
+            .reason
+            .contains("element 1 is at offset +16"),
+        "{:?}",
+        no.candidates[0]
+    );
+}
+
+#[test]
+fn mma_checks_fragment_shapes_and_types() {
+    let rf = |levels, scalar| view(levels, scalar, Memory::Registers, Expr::Const(0));
+    let a = rf(
+        vec![level(&[2, 2], &[4, 2]), level(&[1, 2], &[4, 1])],
+        Scalar::Fp16,
+    );
+    let b = rf(
+        vec![level(&[2, 1], &[2, 2]), level(&[2, 1], &[1, 2])],
+        Scalar::Fp16,
+    );
+    let c = rf(
+        vec![level(&[2, 1], &[2, 2]), level(&[1, 2], &[2, 1])],
+        Scalar::Fp32,
+    );
+    let matmul = SpecKind::MatMul { accumulate: true };
+    let r = request(
+        matmul.clone(),
+        Unit::Warp,
+        vec![c.clone()],
+        vec![a.clone(), b.clone()],
+    );
+    assert_eq!(
+        names_of(&r).unwrap(),
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+    );
+    let mut sm70 = r.clone();
+    sm70.arch = Some(Arch::Sm70);
+    let no = select(&sm70).unwrap_err();
+    assert_eq!(no.candidates[0].reason, "needs sm_80; the target is sm_70");
+    // A flat [8] A operand: right count, wrong shape.
+    let flat = rf(vec![col_major(&[8])], Scalar::Fp16);
+    let no = select(&request(matmul, Unit::Warp, vec![c], vec![flat, b])).unwrap_err();
+    assert!(
+        no.candidates[0]
+            .reason
+            .contains("wants A per thread as [2,2].[1,2]"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn scalar_fma_loads_and_stores_memory_operands() {
+    let gl = |base| view(vec![level(&[], &[])], Scalar::Fp16, Memory::Global, base);
+    let r = request(
+        SpecKind::MatMul { accumulate: true },
+        Unit::Thread,
+        vec![gl(tid())],
+        vec![gl(Expr::Const(0)), gl(Expr::Const(1))],
+    );
+    assert_eq!(names_of(&r).unwrap(), "fma.rn.f16");
+    let r = request(
+        SpecKind::MatMul { accumulate: true },
+        Unit::Warp,
+        vec![gl(tid())],
+        vec![gl(Expr::Const(0)), gl(Expr::Const(1))],
+    );
+    let no = select(&r).unwrap_err();
+    assert!(
+        no.candidates
+            .iter()
+            .any(|c| c.name == "fma.rn.f16" && c.reason.contains("each thread alone")),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn generic_atomic_specs_have_no_candidates() {
+    let r = request(SpecKind::Generic, Unit::Thread, vec![], vec![]);
+    let no = select(&r).unwrap_err();
+    assert!(no.candidates.is_empty());
+    assert!(no.help.unwrap().contains("give it a body"));
+}
