@@ -18,7 +18,7 @@ use super::emitter::Key;
 use super::error::LowerError;
 use super::index::split_sum;
 use super::kernel::{KernelLowering, Storage};
-use super::prove::strength_reduce;
+use super::prove::{Prover, strength_reduce};
 use super::views::OperandInfo;
 use crate::expr::Expr;
 use crate::layout::Swizzle;
@@ -219,15 +219,14 @@ impl KernelLowering<'_, '_> {
         )
     }
 
-    /// The terms and constant of `swizzle(Σ terms + constant)`: additive
-    /// pieces when the bits allow, else one XOR chain or the whole swizzle.
+    /// The terms and constant of `swizzle(Σ terms + constant)`, the terms
+    /// grouped by scope depth first (see [`swizzle_pieces`]).
     fn swizzled_terms(
         &self,
         terms: Vec<Expr>,
         constant: i64,
         swizzle: Swizzle,
     ) -> Result<(Vec<Expr>, i64), LowerError> {
-        let prover = &self.out.prover;
         let mut by_depth: BTreeMap<usize, Expr> = BTreeMap::new();
         for term in &terms {
             let depth = self.out.depth_of(term)?;
@@ -237,38 +236,53 @@ impl KernelLowering<'_, '_> {
             };
             by_depth.insert(depth, sum);
         }
-        let groups: Vec<Expr> = by_depth.into_values().collect();
-        let mut pieces = groups.clone();
-        pieces.push(Expr::Const(constant));
-        if !pairwise_disjoint(&pieces, |a, b| prover.disjoint(a, b)) {
-            let whole = terms.into_iter().fold(Expr::Const(constant), Expr::add);
-            return Ok((vec![swizzle_expr(whole, swizzle)], 0));
-        }
-        let source = swizzle.source_mask() as u64;
-        let swizzled: Vec<Expr> = groups
-            .into_iter()
-            .map(|group| {
-                if prover.possible_ones(&group) & source == 0 {
-                    group
-                } else {
-                    swizzle_expr(group, swizzle)
-                }
-            })
-            .collect();
-        let moved_constant = swizzle.apply(constant);
-        let mut pieces = swizzled.clone();
-        pieces.push(Expr::Const(moved_constant));
-        if pairwise_disjoint(&pieces, |a, b| prover.disjoint(a, b)) {
-            return Ok((swizzled, moved_constant));
-        }
-        let chain = swizzled
-            .into_iter()
-            .reduce(Expr::xor)
-            .map_or(Expr::Const(moved_constant), |chain| {
-                Expr::xor(chain, Expr::Const(moved_constant))
-            });
-        Ok((vec![chain], 0))
+        let groups = by_depth.into_values().collect();
+        Ok(swizzle_pieces(groups, constant, swizzle, &self.out.prover))
     }
+}
+
+/// `swizzle(Σ groups + constant)` as pieces to add plus a constant: the
+/// swizzle of each group separately when the groups and the constant have
+/// pairwise disjoint bits (then the swizzle distributes over XOR = sum) and
+/// the swizzled pieces are disjoint too; one XOR chain of the swizzled
+/// groups when only the first holds; else the swizzle of the whole sum.
+pub fn swizzle_pieces(
+    groups: Vec<Expr>,
+    constant: i64,
+    swizzle: Swizzle,
+    prover: &Prover,
+) -> (Vec<Expr>, i64) {
+    let disjoint = |pieces: &[Expr]| pairwise_disjoint(pieces, |a, b| prover.disjoint(a, b));
+    let mut pieces = groups.clone();
+    pieces.push(Expr::Const(constant));
+    if !disjoint(&pieces) {
+        let whole = groups.into_iter().fold(Expr::Const(constant), Expr::add);
+        return (vec![swizzle_expr(whole, swizzle)], 0);
+    }
+    let source = swizzle.source_mask() as u64;
+    let swizzled: Vec<Expr> = groups
+        .into_iter()
+        .map(|group| {
+            if prover.possible_ones(&group) & source == 0 {
+                group
+            } else {
+                swizzle_expr(group, swizzle)
+            }
+        })
+        .collect();
+    let moved_constant = swizzle.apply(constant);
+    let mut pieces = swizzled.clone();
+    pieces.push(Expr::Const(moved_constant));
+    if disjoint(&pieces) {
+        return (swizzled, moved_constant);
+    }
+    let chain = swizzled
+        .into_iter()
+        .reduce(Expr::xor)
+        .map_or(Expr::Const(moved_constant), |chain| {
+            Expr::xor(chain, Expr::Const(moved_constant))
+        });
+    (vec![chain], 0)
 }
 
 /// Where an address chain starts.
@@ -290,6 +304,55 @@ fn pairwise_disjoint(pieces: &[Expr], disjoint: impl Fn(&Expr, &Expr) -> bool) -
 mod tests {
     use super::*;
     use crate::expr::Var;
+
+    fn sum_pieces(pieces: &(Vec<Expr>, i64), env: &dyn Fn(Var) -> Option<i64>) -> i64 {
+        pieces.0.iter().map(|p| p.eval(env).unwrap()).sum::<i64>() + pieces.1
+    }
+
+    #[test]
+    fn swizzles_distribute_over_disjoint_parts() {
+        let swizzle = Swizzle::new(3, 3, 3).unwrap();
+        let prover = Prover::with_threads(128).with_loop(0, 0, Some(4), 1);
+        let tid = Expr::var(Var::ThreadId);
+        // chunk (tid % 8) * 8, row (tid / 8) * 64, pass p * 1024, constant 2 * 8.
+        let thread = Expr::add(
+            Expr::mul(Expr::rem(tid.clone(), 8.into()), 8.into()),
+            Expr::mul(Expr::div(tid, 8.into()), 64.into()),
+        );
+        let pass = Expr::mul(Expr::var(Var::Loop(0)), 1024.into());
+        for constant in [0, 16, 4096, 64 * 3] {
+            let pieces = swizzle_pieces(
+                vec![thread.clone(), pass.clone()],
+                constant,
+                swizzle,
+                &prover,
+            );
+            for t in 0..128 {
+                for p in 0..4 {
+                    let env = move |v: Var| match v {
+                        Var::ThreadId => Some(t),
+                        Var::Loop(0) => Some(p),
+                        Var::BlockId | Var::Dim(_) | Var::Loop(_) => None,
+                    };
+                    let offset = thread.eval(&env).unwrap() + p * 1024 + constant;
+                    let got = if pieces.0.len() == 1 && pieces.1 == 0 {
+                        pieces.0[0].eval(&env).unwrap()
+                    } else {
+                        sum_pieces(&pieces, &env)
+                    };
+                    assert_eq!(got, swizzle.apply(offset), "t={t} p={p} c={constant}");
+                }
+            }
+        }
+        // Disjoint pieces stay apart: the pass part is left unswizzled and
+        // the thread part is swizzled once.
+        let pieces = swizzle_pieces(vec![thread.clone(), pass.clone()], 0, swizzle, &prover);
+        assert_eq!(pieces.0.len(), 2);
+        assert_eq!(pieces.0[1], pass);
+        // Overlapping bits (the constant 8 hits the chunk bits): one XOR.
+        let pieces = swizzle_pieces(vec![thread, pass], 8, swizzle, &prover);
+        assert_eq!((pieces.0.len(), pieces.1), (1, 0));
+    }
 
     #[test]
     fn the_swizzle_expression_agrees_with_the_layout_swizzle() {

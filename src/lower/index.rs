@@ -103,44 +103,47 @@ impl Emitter<'_> {
     }
 
     fn compute(&mut self, expr: &Expr, depth: usize) -> Result<Reg, LowerError> {
-        let d = self.reg(RegClass::B32);
+        // Operands first, so that registers are numbered in program order.
         let (name, operands) = match expr {
-            Expr::Const(value) => ("mov.u32", vec![d.into(), imm(self.fits_u32(*value)?)]),
-            Expr::Var(Var::ThreadId) => ("mov.u32/tid.x", vec![d.into()]),
-            Expr::Var(Var::BlockId) => ("mov.u32/ctaid.x", vec![d.into()]),
+            Expr::Const(value) => ("mov.u32", vec![imm(self.fits_u32(*value)?)]),
+            Expr::Var(Var::ThreadId) => ("mov.u32/tid.x", Vec::new()),
+            Expr::Var(Var::BlockId) => ("mov.u32/ctaid.x", Vec::new()),
             Expr::Var(Var::Dim(i)) => {
                 let symbol = self.dim_symbol(*i)?;
-                ("ld.param.u32", vec![d.into(), symbol.at(0).into()])
+                ("ld.param.u32", vec![symbol.at(0).into()])
             }
             Expr::Var(Var::Loop(_)) => return self.reg_of(expr),
             Expr::Add(..) => return self.chain(expr, Chain::Sum),
             Expr::Xor(..) => return self.chain(expr, Chain::Xor),
-            Expr::Sub(a, b) => ("sub.u32", self.binary(d, a, b)?),
+            Expr::Sub(a, b) => ("sub.u32", self.binary(a, b)?),
             Expr::Mul(a, b) => match (a.as_const(), b.as_const()) {
-                (Some(_), None) => ("mul.lo.u32", self.binary(d, b, a)?),
+                (Some(_), None) => ("mul.lo.u32", self.binary(b, a)?),
                 (None, Some(_)) | (None, None) | (Some(_), Some(_)) => {
-                    ("mul.lo.u32", self.binary(d, a, b)?)
+                    ("mul.lo.u32", self.binary(a, b)?)
                 }
             },
-            Expr::Div(a, b) => ("div.u32", self.binary(d, a, b)?),
-            Expr::Rem(a, b) => ("rem.u32", self.binary(d, a, b)?),
+            Expr::Div(a, b) => ("div.u32", self.binary(a, b)?),
+            Expr::Rem(a, b) => ("rem.u32", self.binary(a, b)?),
             Expr::And(a, b) => match (a.as_const(), b.as_const()) {
-                (Some(_), None) => ("and.b32", self.binary(d, b, a)?),
+                (Some(_), None) => ("and.b32", self.binary(b, a)?),
                 (None, Some(_)) | (None, None) | (Some(_), Some(_)) => {
-                    ("and.b32", self.binary(d, a, b)?)
+                    ("and.b32", self.binary(a, b)?)
                 }
             },
-            Expr::Shr(a, b) => ("shr.u32", self.binary(d, a, b)?),
-            Expr::Shl(a, b) => ("shl.b32", self.binary(d, a, b)?),
+            Expr::Shr(a, b) => ("shr.u32", self.binary(a, b)?),
+            Expr::Shl(a, b) => ("shl.b32", self.binary(a, b)?),
         };
-        self.emit_at(depth, name, operands)?;
+        let d = self.reg(RegClass::B32);
+        let mut all = vec![d.into()];
+        all.extend(operands);
+        self.emit_at(depth, name, all)?;
         Ok(d)
     }
 
-    fn binary(&mut self, d: Reg, a: &Expr, b: &Expr) -> Result<Vec<Operand>, LowerError> {
+    fn binary(&mut self, a: &Expr, b: &Expr) -> Result<Vec<Operand>, LowerError> {
         let a = self.reg_of(a)?;
         let b = self.operand(b)?;
-        Ok(vec![d.into(), a.into(), b])
+        Ok(vec![a.into(), b])
     }
 
     /// Emits a sum or XOR chain term by term, outermost scope first, so that
@@ -215,14 +218,13 @@ impl Emitter<'_> {
         if let Some(reg) = self.recall(depth, &key) {
             return Ok((next, reg.into()));
         }
-        let d = self.reg(RegClass::B32);
-        let operands = match (chain, scaled(&term)) {
+        let mut operands = match (chain, scaled(&term)) {
             (Chain::Sum, Some((factor, scale))) => {
-                vec![d.into(), self.reg_of(factor)?.into(), imm(scale), value]
+                vec![self.reg_of(factor)?.into(), imm(scale), value]
             }
             (Chain::Sum, None) | (Chain::Xor, Some(_)) | (Chain::Xor, None) => {
                 match value {
-                    Operand::Reg(_) => vec![d.into(), value, self.operand(&term)?],
+                    Operand::Reg(_) => vec![value, self.operand(&term)?],
                     // An immediate first operand is not PTX: swap (both
                     // operations commute).
                     Operand::Imm(_)
@@ -230,15 +232,17 @@ impl Emitter<'_> {
                     | Operand::F32Bits(_)
                     | Operand::Address(_)
                     | Operand::Symbol(_)
-                    | Operand::Label(_) => vec![d.into(), self.reg_of(&term)?.into(), value],
+                    | Operand::Label(_) => vec![self.reg_of(&term)?.into(), value],
                 }
             }
         };
         let name = match (chain, operands.len()) {
-            (Chain::Sum, 4) => "mad.lo.u32",
+            (Chain::Sum, 3) => "mad.lo.u32",
             (Chain::Sum, _) => "add.u32",
             (Chain::Xor, _) => "xor.b32",
         };
+        let d = self.reg(RegClass::B32);
+        operands.insert(0, d.into());
         self.emit_at(depth, name, operands)?;
         self.remember(depth, key, d)?;
         Ok((next, d.into()))

@@ -89,3 +89,5 @@ pub fn lower_program(program: &Program, options: &Options) -> Result<Module, Vec
         Err(errors.iter().map(LowerError::to_diagnostic).collect())
     }
 }
+#[cfg(test)]
+mod tests;

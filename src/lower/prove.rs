@@ -108,11 +108,8 @@ impl Prover {
         for stmt in body {
             match stmt {
                 ir::Stmt::For(each) => {
-                    match (each.lo.as_const(), each.step.as_const()) {
-                        (Some(lo), Some(step)) => {
-                            self.add_loop(each.var, lo, each.hi.as_const(), step)
-                        }
-                        (Some(_), None) | (None, Some(_)) | (None, None) => {}
+                    if let (Some(lo), Some(step)) = (each.lo.as_const(), each.step.as_const()) {
+                        self.add_loop(each.var, lo, each.hi.as_const(), step);
                     }
                     self.collect_loops(&each.body);
                 }

@@ -66,7 +66,7 @@ impl RegisterFile {
         id: BufferId,
         buffer: &Buffer,
     ) -> Result<&[Reg], LowerError> {
-        if !self.arrays.contains_key(&id) {
+        if let std::collections::btree_map::Entry::Vacant(vacant) = self.arrays.entry(id) {
             let elements = buffer
                 .elements
                 .as_const()
@@ -86,8 +86,7 @@ impl RegisterFile {
                 2 => (elements + 1) / 2,
                 _ => elements,
             };
-            let regs = out.regs(word_class(buffer.ty.scalar), words as usize);
-            self.arrays.insert(id, regs);
+            vacant.insert(out.regs(word_class(buffer.ty.scalar), words as usize));
         }
         Ok(&self.arrays[&id])
     }

@@ -247,7 +247,7 @@ pub const CANDIDATES_SHOWN: usize = 4;
 /// The first pattern accepting `request`, or the diagnostic listing the
 /// nearest ones: same family first, then those that got furthest, then
 /// catalogue order.
-pub fn select(request: &Request) -> Result<(Pattern, Plan), NoMatch> {
+pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
     let mut rejected = Vec::new();
     for (position, pattern) in catalogue().into_iter().enumerate() {
         match pattern.check(request) {
@@ -282,7 +282,7 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), NoMatch> {
             span: operand.span,
         })
         .collect();
-    Err(NoMatch {
+    Err(Box::new(NoMatch {
         span: request.span,
         spec: spec_kind(&request.kind),
         group: request.group.text.clone(),
@@ -295,7 +295,7 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), NoMatch> {
             })
             .collect(),
         help,
-    })
+    }))
 }
 
 impl KernelLowering<'_, '_> {
@@ -341,7 +341,7 @@ fn numbered(role: &str, i: usize, count: usize) -> String {
 /// Selects and emits the instructions of atomic spec `spec`.
 pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<(), LowerError> {
     let request = lowering.request(spec);
-    let (_, plan) = select(&request).map_err(|no_match| LowerError::NoMatch(Box::new(no_match)))?;
+    let (_, plan) = select(&request).map_err(LowerError::NoMatch)?;
     match plan {
         Plan::Memory(plan) => memory::emit(lowering, &request, &plan),
         Plan::Convert(plan) => convert::emit(lowering, &request, &plan),
