@@ -15,3 +15,4 @@ pub mod ptx;
 #[cfg(feature = "cuda")]
 pub mod runtime;
 pub mod syntax;
+pub mod viz;

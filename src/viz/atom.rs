@@ -1,0 +1,394 @@
+//! Drawing: the built-in thread-data maps of the warp-wide instructions —
+//! `ldmatrix` (`.x1/.x2/.x4`, `.trans`), `mma.m16n8k16` (f16 and bf16
+//! inputs) and Volta's `mma.m8n8k4` (quad pairs) — built from exactly the
+//! formulas of `docs/ptx-fragments.md`, element by element.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::thread_map::{Owner, ThreadMap, element_view, thread_view};
+use super::{Style, VizError};
+
+/// How many 8×8 matrices one `ldmatrix` loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LdmatrixCount {
+    /// `.x1`: one matrix, addresses from threads 0–7.
+    X1,
+    /// `.x2`: two matrices, addresses from threads 0–15.
+    X2,
+    /// `.x4`: four matrices, addresses from all 32 threads.
+    X4,
+}
+
+impl LdmatrixCount {
+    /// The number of matrices (1, 2 or 4).
+    pub fn matrices(self) -> usize {
+        match self {
+            LdmatrixCount::X1 => 1,
+            LdmatrixCount::X2 => 2,
+            LdmatrixCount::X4 => 4,
+        }
+    }
+}
+
+/// The input element type of an `mma.m16n8k16` (the fragments are the same
+/// for both; only the caption differs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaInput {
+    /// `.f16` inputs.
+    F16,
+    /// `.bf16` inputs.
+    Bf16,
+}
+
+/// A built-in thread-data map, named as the REPL's `:atom` names it:
+/// `ldmatrix.x1`, `ldmatrix.x4.trans`, `mma.m16n8k16` (= `.f16`),
+/// `mma.m16n8k16.bf16`, `mma.m8n8k4`.
+///
+/// Rule: [`AtomName::maps`] gives, for each operand, which lane holds which
+/// element as which value; `Display` and `FromStr` round-trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomName {
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16`.
+    Ldmatrix {
+        /// How many matrices.
+        count: LdmatrixCount,
+        /// Whether each matrix is delivered transposed.
+        trans: bool,
+    },
+    /// `mma.sync.aligned.m16n8k16.row.col` with f16 or bf16 inputs.
+    MmaM16n8k16 {
+        /// The input type.
+        input: MmaInput,
+    },
+    /// `mma.sync.aligned.m8n8k4.row.col` (Volta): four quad-pair products.
+    MmaM8n8k4,
+}
+
+impl AtomName {
+    /// Every built-in atom, in the order the REPL lists them.
+    pub fn all() -> Vec<AtomName> {
+        let mut all = Vec::new();
+        for trans in [false, true] {
+            for count in [LdmatrixCount::X1, LdmatrixCount::X2, LdmatrixCount::X4] {
+                all.push(AtomName::Ldmatrix { count, trans });
+            }
+        }
+        all.push(AtomName::MmaM16n8k16 {
+            input: MmaInput::F16,
+        });
+        all.push(AtomName::MmaM16n8k16 {
+            input: MmaInput::Bf16,
+        });
+        all.push(AtomName::MmaM8n8k4);
+        all
+    }
+
+    /// The maps of this atom, one per operand: for `ldmatrix` the row
+    /// addresses (threads only) then the values received; for `mma` A, B
+    /// and C/D.
+    pub fn maps(&self) -> Vec<ThreadMap> {
+        // The shapes below are constants well inside ThreadMap's limits and
+        // the formulas stay inside them, so building cannot fail; an empty
+        // list would only hide a bug, which the tests would catch.
+        let maps = match *self {
+            AtomName::Ldmatrix { count, trans } => ldmatrix_maps(self, count, trans),
+            AtomName::MmaM16n8k16 { input } => mma_m16n8k16_maps(input),
+            AtomName::MmaM8n8k4 => mma_m8n8k4_maps(),
+        };
+        maps.unwrap_or_default()
+    }
+
+    /// What the instruction does, for the first caption line.
+    fn summary(&self) -> String {
+        match *self {
+            AtomName::Ldmatrix { count, trans } => {
+                let n = count.matrices();
+                let how = if trans {
+                    "transposed: each thread gets two neighbours of a column"
+                } else {
+                    "each thread gets two neighbours of a row"
+                };
+                let (matrices, registers) = if n == 1 {
+                    ("1 matrix".to_string(), "1 register".to_string())
+                } else {
+                    (format!("{n} matrices"), format!("{n} registers"))
+                };
+                format!(
+                    "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16: loads {matrices} of 8×8 16-bit elements from shared memory; every thread receives {registers}, one per matrix; {how}",
+                    if trans { ".trans" } else { "" }
+                )
+            }
+            AtomName::MmaM16n8k16 { input } => {
+                let ty = input_name(input);
+                format!(
+                    "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 (and .f16 accumulators): D (16×8) = A (16×16) · B (16×8) + C; lane = 4g + t"
+                )
+            }
+            AtomName::MmaM8n8k4 => "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 (Volta): four independent 8×8×4 products, one per quad pair q = lanes 4q..4q+3 and 4q+16..4q+19, drawn as block (q%2, q/2)".to_string(),
+        }
+    }
+}
+
+fn input_name(input: MmaInput) -> &'static str {
+    match input {
+        MmaInput::F16 => "f16",
+        MmaInput::Bf16 => "bf16",
+    }
+}
+
+/// The names `FromStr` accepts: `ldmatrix.x4.trans`, `mma.m16n8k16.bf16`…
+impl fmt::Display for AtomName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            AtomName::Ldmatrix { count, trans } => write!(
+                f,
+                "ldmatrix.x{}{}",
+                count.matrices(),
+                if trans { ".trans" } else { "" }
+            ),
+            AtomName::MmaM16n8k16 { input } => write!(f, "mma.m16n8k16.{}", input_name(input)),
+            AtomName::MmaM8n8k4 => f.write_str("mma.m8n8k4"),
+        }
+    }
+}
+
+/// Case-insensitive; `mma.m16n8k16` alone means f16 inputs.
+impl FromStr for AtomName {
+    type Err = VizError;
+
+    fn from_str(text: &str) -> Result<AtomName, VizError> {
+        let wanted = text.trim().to_ascii_lowercase();
+        if wanted == "mma.m16n8k16" {
+            return Ok(AtomName::MmaM16n8k16 {
+                input: MmaInput::F16,
+            });
+        }
+        let all = AtomName::all();
+        all.iter()
+            .find(|name| name.to_string() == wanted)
+            .copied()
+            .ok_or_else(|| VizError::UnknownAtom {
+                name: text.trim().to_string(),
+                known: all
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+/// The PTX "groupID" and "threadID_in_group" of a lane: `(lane >> 2, lane % 4)`.
+fn group_and_thread(lane: usize) -> (usize, usize) {
+    (lane >> 2, lane % 4)
+}
+
+fn owner(lane: usize, value: usize) -> Owner {
+    Owner {
+        thread: lane as i64,
+        value: value as i64,
+    }
+}
+
+/// `ldmatrix`: matrix `j` is drawn at block `(j / 2, j % 2)` of 8×8 blocks
+/// (the paper's figure: threads 8–15 address the top-right matrix).
+fn ldmatrix_maps(
+    name: &AtomName,
+    count: LdmatrixCount,
+    trans: bool,
+) -> Result<Vec<ThreadMap>, VizError> {
+    let n = count.matrices();
+    let (rows, cols) = (8 * n.div_ceil(2), 8 * n.min(2));
+    let place = |j: usize, r: usize, c: usize| (8 * (j / 2) + r, 8 * (j % 2) + c);
+    let placement = match count {
+        LdmatrixCount::X1 => "",
+        LdmatrixCount::X2 => "; matrix j at columns 8j..8j+7",
+        LdmatrixCount::X4 => "; matrix j at block (j/2, j%2)",
+    };
+    let mut addresses = ThreadMap::new(
+        format!("{name}: thread → row address (matrix j = threads 8j..8j+7{placement})"),
+        rows,
+        cols,
+    )?
+    .with_blocks(8, 8)
+    .threads_only();
+    for j in 0..n {
+        for r in 0..8 {
+            for c in 0..8 {
+                let (row, col) = place(j, r, c);
+                addresses.assign(row, col, owner(8 * j + r, c))?;
+            }
+        }
+    }
+    let mut values = ThreadMap::new(
+        format!(
+            "{name}: thread:value received (vE = element E: register d[E/2], its low half when E is even)"
+        ),
+        rows,
+        cols,
+    )?
+    .with_blocks(8, 8);
+    for lane in 0..32 {
+        let (g, t) = group_and_thread(lane);
+        for e in 0..2 * n {
+            let (j, half) = (e / 2, e % 2);
+            let (r, c) = if trans {
+                (2 * t + half, g)
+            } else {
+                (g, 2 * t + half)
+            };
+            let (row, col) = place(j, r, c);
+            values.assign(row, col, owner(lane, e))?;
+        }
+    }
+    Ok(vec![addresses, values])
+}
+
+/// `mma.m16n8k16`: A is `A[m][k]` (16×16), B is `B[k][n]` (16×8), C/D is
+/// `C[m][n]` (16×8).
+fn mma_m16n8k16_maps(input: MmaInput) -> Result<Vec<ThreadMap>, VizError> {
+    let ty = input_name(input);
+    let mut a = ThreadMap::new(
+        format!("mma.m16n8k16 A (16×16 {ty}, row m, column k): vE is register a[E/2], low half when E is even"),
+        16,
+        16,
+    )?
+    .with_blocks(8, 8);
+    let mut b = ThreadMap::new(
+        format!("mma.m16n8k16 B (16×8 {ty}, row k, column n): vE is register b[E/2], low half when E is even"),
+        16,
+        8,
+    )?
+    .with_blocks(8, 8);
+    let mut c = ThreadMap::new(
+        "mma.m16n8k16 C/D (16×8, row m, column n): f32 accumulators: vE is register c[E]; f16: the E%2 half of c[E/2]",
+        16,
+        8,
+    )?
+    .with_blocks(8, 8);
+    for lane in 0..32 {
+        let (g, t) = group_and_thread(lane);
+        for e in 0..8 {
+            a.assign(
+                g + 8 * ((e / 2) % 2),
+                2 * t + e % 2 + 8 * (e / 4),
+                owner(lane, e),
+            )?;
+        }
+        for e in 0..4 {
+            b.assign(2 * t + e % 2 + 8 * (e / 2), g, owner(lane, e))?;
+            c.assign(g + 8 * (e / 2), 2 * t + e % 2, owner(lane, e))?;
+        }
+    }
+    Ok(vec![a, b, c])
+}
+
+/// `mma.m8n8k4`: quad pair `q` has its own A (8×4), B (4×8) and C/D (8×8),
+/// drawn at block `(q % 2, q / 2)`.
+fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
+    let mut a = ThreadMap::new(
+        "mma.m8n8k4 A (8×4 f16 per quad pair, row m, column k): vE is register a[E/2], low half when E is even",
+        16,
+        8,
+    )?
+    .with_blocks(8, 4);
+    let mut b = ThreadMap::new(
+        "mma.m8n8k4 B (4×8 f16 per quad pair, row k, column n): vE is register b[E/2], low half when E is even",
+        8,
+        16,
+    )?
+    .with_blocks(4, 8);
+    let mut c = ThreadMap::new(
+        "mma.m8n8k4 C/D (8×8 f32 per quad pair, row m, column n): vE is register c[E]",
+        16,
+        16,
+    )?
+    .with_blocks(8, 8);
+    for lane in 0..32 {
+        let q = (lane >> 2) % 4;
+        let (h, t) = (lane >> 4, lane % 4);
+        let (block_row, block_col) = (q % 2, q / 2);
+        for e in 0..4 {
+            a.assign(8 * block_row + t + 4 * h, 4 * block_col + e, owner(lane, e))?;
+            b.assign(4 * block_row + e, 8 * block_col + t + 4 * h, owner(lane, e))?;
+        }
+        for e in 0..8 {
+            let row = (lane % 2) + (e & 2) + 4 * h;
+            let col = (e & 4) + (lane & 2) + (e & 1);
+            c.assign(8 * block_row + row, 8 * block_col + col, owner(lane, e))?;
+        }
+    }
+    Ok(vec![a, b, c])
+}
+
+/// The figures of a built-in atom: a caption saying what the instruction
+/// does, then for each operand its element → owner grid (cells `T4:v1`:
+/// lane 4, value 1); for data operands also the thread → elements table.
+/// For `ldmatrix` the first figure is which thread supplies each row's
+/// address (cells `T3`), the second which thread receives each value.
+///
+/// ```
+/// use graphene::viz::{AtomName, Style, atom};
+/// let name: AtomName = "ldmatrix.x1".parse().unwrap();
+/// let text = atom(name, &Style::plain(120));
+/// assert!(text.contains("0 |  T0:v0  T0:v1  T1:v0  T1:v1  T2:v0  T2:v1  T3:v0  T3:v1"));
+/// ```
+pub fn atom(name: AtomName, style: &Style) -> String {
+    let mut out = String::new();
+    super::table::caption(&name.summary(), style, &mut out);
+    for map in name.maps() {
+        out.push('\n');
+        out.push_str(&element_view(&map, style));
+        // A threads-only map (ldmatrix's row addresses) has no values to list.
+        if map.shows_values() {
+            out.push('\n');
+            out.push_str(&thread_view(&map, style));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in AtomName::all() {
+            assert_eq!(name.to_string().parse::<AtomName>().unwrap(), name);
+        }
+        assert_eq!(
+            " MMA.M16N8K16 ".parse::<AtomName>().unwrap(),
+            AtomName::MmaM16n8k16 {
+                input: MmaInput::F16
+            }
+        );
+        let err = "ldmatrix.x3".parse::<AtomName>().unwrap_err();
+        assert!(err.to_string().contains("ldmatrix.x4.trans"), "{err}");
+    }
+
+    #[test]
+    fn every_atom_has_its_operands_fully_owned() {
+        for name in AtomName::all() {
+            let maps = name.maps();
+            let expected = match name {
+                AtomName::Ldmatrix { .. } => 2,
+                AtomName::MmaM16n8k16 { .. } | AtomName::MmaM8n8k4 => 3,
+            };
+            assert_eq!(maps.len(), expected, "{name}");
+            for map in &maps {
+                for r in 0..map.rows() {
+                    for c in 0..map.cols() {
+                        assert_eq!(
+                            map.owners(r, c).len(),
+                            1,
+                            "{name} {} ({r},{c})",
+                            map.title()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

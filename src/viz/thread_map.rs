@@ -1,0 +1,452 @@
+//! Drawing: thread-data maps — which thread, and which of its values, owns
+//! each element of a grid — drawn in both directions: element → owner (a
+//! grid of `T4:v1` cells) and thread → elements (one row per thread).
+
+use std::collections::BTreeMap;
+
+use super::table::{Cell, Table, caption, index_label};
+use super::{MAX_CELLS, Style, VizError};
+use crate::layout::Layout;
+
+/// One owner of an element: thread `thread` holds it as its value number
+/// `value` (for an instruction fragment, the element index `e` of
+/// `docs/ptx-fragments.md`).
+///
+/// Rule: both numbers are ≥ 0. Ordered by thread, then value.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Owner {
+    /// The thread (a lane, for warp-wide instructions).
+    pub thread: i64,
+    /// Which of the thread's values holds the element.
+    pub value: i64,
+}
+
+/// Who owns each element of a `rows × cols` grid (row `r`, column `c`).
+///
+/// Invariants: `1 ≤ rows·cols ≤ MAX_CELLS`; each cell's owners are sorted
+/// and without repeats (a cell may have none, or several when data is
+/// replicated); the block shape divides the drawing into separated,
+/// coloured blocks (the whole grid by default: no separators).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadMap {
+    title: String,
+    rows: usize,
+    cols: usize,
+    block: (usize, usize),
+    show_values: bool,
+    owners: Vec<Vec<Owner>>,
+}
+
+impl ThreadMap {
+    /// An empty map (no element owned yet) titled `title`.
+    pub fn new(title: impl Into<String>, rows: usize, cols: usize) -> Result<ThreadMap, VizError> {
+        let title = title.into();
+        let cells = rows
+            .checked_mul(cols)
+            .filter(|&n| n >= 1 && n as u64 <= MAX_CELLS);
+        let Some(cells) = cells else {
+            return Err(VizError::BadThreadMap {
+                title,
+                reason: format!(
+                    "a {rows} × {cols} grid; a map needs between 1 and {MAX_CELLS} cells"
+                ),
+            });
+        };
+        Ok(ThreadMap {
+            title,
+            rows,
+            cols,
+            block: (rows, cols),
+            show_values: true,
+            owners: vec![Vec::new(); cells],
+        })
+    }
+
+    /// The same map drawn in blocks of `rows × cols` elements (e.g. the 8×8
+    /// matrices of an `ldmatrix`), separated and coloured. Zero means the
+    /// whole extent.
+    pub fn with_blocks(mut self, rows: usize, cols: usize) -> ThreadMap {
+        let whole = |n: usize, all: usize| if n == 0 { all } else { n.min(all) };
+        self.block = (whole(rows, self.rows), whole(cols, self.cols));
+        self
+    }
+
+    /// The same map drawn with threads only (`T3`), for maps where the
+    /// value number says little (which thread gives a row's address).
+    pub fn threads_only(mut self) -> ThreadMap {
+        self.show_values = false;
+        self
+    }
+
+    /// Records that `owner` holds element `(row, col)`.
+    pub fn assign(&mut self, row: usize, col: usize, owner: Owner) -> Result<(), VizError> {
+        if row >= self.rows || col >= self.cols || owner.thread < 0 || owner.value < 0 {
+            return Err(VizError::BadThreadMap {
+                title: self.title.clone(),
+                reason: format!(
+                    "element ({row},{col}) owned by thread {} value {}: the grid is {} × {} and numbers must be at least 0",
+                    owner.thread, owner.value, self.rows, self.cols
+                ),
+            });
+        }
+        let owners = &mut self.owners[row * self.cols + col];
+        if let Err(at) = owners.binary_search(&owner) {
+            owners.insert(at, owner);
+        }
+        Ok(())
+    }
+
+    /// The map of a CuTe thread–value layout: `tv` has rank 2, mode 0 the
+    /// thread and mode 1 the value (each as a 1-D index), and `tv(t, v)` is
+    /// the column-major index `row + rows·col` of the element thread `t`
+    /// holds as value `v`.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// use graphene::viz::{Owner, ThreadMap};
+    /// let tv: Layout = "((4,8),(2,2)):((32,1),(16,8))".parse().unwrap();
+    /// let c = ThreadMap::from_tv_layout("mma C", &tv, 16, 8).unwrap();
+    /// assert_eq!(c.owners(9, 3), [Owner { thread: 5, value: 3 }]);
+    /// ```
+    pub fn from_tv_layout(
+        title: impl Into<String>,
+        tv: &Layout,
+        rows: usize,
+        cols: usize,
+    ) -> Result<ThreadMap, VizError> {
+        let mut map = ThreadMap::new(title, rows, cols)?;
+        let title = map.title.clone();
+        let bad = |reason: String| VizError::BadThreadMap {
+            title: title.clone(),
+            reason,
+        };
+        if tv.rank() != 2 {
+            return Err(bad(format!(
+                "the thread-value layout {tv} must have rank 2 (threads, values)"
+            )));
+        }
+        if tv.size() as u64 > 16 * MAX_CELLS {
+            return Err(bad(format!("{tv} has more than {} pairs", 16 * MAX_CELLS)));
+        }
+        let threads = tv.mode(0)?.size();
+        let cells = (rows * cols) as i64;
+        for (index, element) in tv.offsets().enumerate() {
+            let index = index as i64;
+            if !(0..cells).contains(&element) {
+                return Err(bad(format!(
+                    "{tv} maps thread {} value {} to {element}, outside the {rows} × {cols} grid",
+                    index % threads,
+                    index / threads
+                )));
+            }
+            let (row, col) = (
+                (element % rows as i64) as usize,
+                (element / rows as i64) as usize,
+            );
+            let owner = Owner {
+                thread: index % threads,
+                value: index / threads,
+            };
+            map.assign(row, col, owner)?;
+        }
+        Ok(map)
+    }
+
+    /// Whether cells show value numbers (`T4:v1`) or threads only (`T4`).
+    pub fn shows_values(&self) -> bool {
+        self.show_values
+    }
+
+    /// The title, shown in captions.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The number of rows of the grid.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The number of columns of the grid.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The owners of element `(row, col)`, sorted; empty outside the grid.
+    pub fn owners(&self, row: usize, col: usize) -> &[Owner] {
+        if row < self.rows && col < self.cols {
+            &self.owners[row * self.cols + col]
+        } else {
+            &[]
+        }
+    }
+
+    /// Every thread that owns something, ascending.
+    pub fn threads(&self) -> Vec<i64> {
+        let mut threads: Vec<i64> = self.owners.iter().flatten().map(|o| o.thread).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        threads
+    }
+
+    /// What thread `thread` holds: `(value, row, col)`, sorted.
+    pub fn elements_of(&self, thread: i64) -> Vec<(i64, usize, usize)> {
+        self.by_thread()
+            .range((thread, i64::MIN)..=(thread, i64::MAX))
+            .flat_map(|(&(_, value), cells)| cells.iter().map(move |&(r, c)| (value, r, c)))
+            .collect()
+    }
+
+    /// `(thread, value)` → the elements it holds, in row-major order.
+    fn by_thread(&self) -> BTreeMap<(i64, i64), Vec<(usize, usize)>> {
+        let mut map: BTreeMap<(i64, i64), Vec<(usize, usize)>> = BTreeMap::new();
+        for (index, owners) in self.owners.iter().enumerate() {
+            for owner in owners {
+                map.entry((owner.thread, owner.value))
+                    .or_default()
+                    .push((index / self.cols, index % self.cols));
+            }
+        }
+        map
+    }
+
+    /// The block (colexicographic block number) of element `(row, col)`,
+    /// or `None` when the map is one block.
+    fn block_of(&self, row: usize, col: usize) -> Option<u64> {
+        let (br, bc) = self.block;
+        if (br, bc) == (self.rows, self.cols) {
+            return None;
+        }
+        let blocks_down = self.rows.div_ceil(br);
+        Some((row / br + blocks_down * (col / bc)) as u64)
+    }
+}
+
+/// A count of further entries, `+3`, or nothing.
+fn more(extra: usize) -> String {
+    if extra == 0 {
+        String::new()
+    } else {
+        format!("+{extra}")
+    }
+}
+
+/// Element → owner: the map's grid, each cell `T4:v1` (thread 4, value 1),
+/// or `T4` for a threads-only map; `+n` when n more threads own the element
+/// too; `·` when none does. Blocks are separated and coloured.
+pub fn element_view(map: &ThreadMap, style: &Style) -> String {
+    let mut out = String::new();
+    let reading = if map.show_values {
+        "a cell Tt:vV is value V of thread t"
+    } else {
+        "a cell Tt is thread t"
+    };
+    caption(
+        &format!("{}: element → owner; {reading}", map.title),
+        style,
+        &mut out,
+    );
+    let cell = |r: u64, c: u64| {
+        let (r, c) = (r as usize, c as usize);
+        let owners = map.owners(r, c);
+        let text = match owners.first() {
+            None => "·".to_string(),
+            Some(first) if map.show_values => {
+                format!(
+                    "T{}:v{}{}",
+                    first.thread,
+                    first.value,
+                    more(owners.len() - 1)
+                )
+            }
+            Some(first) => format!("T{}{}", first.thread, more(owners.len() - 1)),
+        };
+        let block = map.block_of(r, c);
+        Cell {
+            text,
+            tile: block,
+            color: block,
+        }
+    };
+    Table {
+        rows: map.rows as u64,
+        cols: map.cols as u64,
+        row_label: &index_label,
+        col_label: &index_label,
+        cell: &cell,
+        corner: None,
+    }
+    .render(style, &mut out);
+    out
+}
+
+/// Thread → elements: one row per owning thread (`T0`, `T1`, …), one column
+/// per value number (`v0`, `v1`, …); a cell is the `(row,col)` of the
+/// element that thread holds as that value, `+n` when it holds n more under
+/// the same number, `·` when none. Cells are coloured by the element's block.
+pub fn thread_view(map: &ThreadMap, style: &Style) -> String {
+    let mut out = String::new();
+    caption(
+        &format!(
+            "{}: thread → its elements; row Tt, column vV: the (row,col) thread t holds as value V",
+            map.title
+        ),
+        style,
+        &mut out,
+    );
+    let by_thread = map.by_thread();
+    let threads = map.threads();
+    let values = by_thread.keys().map(|&(_, v)| v + 1).max().unwrap_or(0);
+    let cell = |r: u64, v: u64| {
+        let key = (threads[r as usize], v as i64);
+        match by_thread.get(&key).map(Vec::as_slice) {
+            Some([(row, col), rest @ ..]) => Cell {
+                text: format!("({row},{col}){}", more(rest.len())),
+                tile: None,
+                color: map.block_of(*row, *col),
+            },
+            Some([]) | None => Cell::plain("·".to_string()),
+        }
+    };
+    let row_label = |r: u64| format!("T{}", threads[r as usize]);
+    let col_label = |v: u64| format!("v{v}");
+    Table {
+        rows: threads.len() as u64,
+        cols: values as u64,
+        row_label: &row_label,
+        col_label: &col_label,
+        cell: &cell,
+        corner: None,
+    }
+    .render(style, &mut out);
+    out
+}
+
+/// Both views of a map: [`element_view`], a blank line, [`thread_view`].
+pub fn thread_map(map: &ThreadMap, style: &Style) -> String {
+    format!("{}\n{}", element_view(map, style), thread_view(map, style))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_stay_sorted_and_unique() {
+        let mut map = ThreadMap::new("m", 2, 2).unwrap();
+        for (t, v) in [(3, 0), (1, 1), (3, 0), (1, 0)] {
+            map.assign(
+                1,
+                0,
+                Owner {
+                    thread: t,
+                    value: v,
+                },
+            )
+            .unwrap();
+        }
+        let owners: Vec<(i64, i64)> = map
+            .owners(1, 0)
+            .iter()
+            .map(|o| (o.thread, o.value))
+            .collect();
+        assert_eq!(owners, [(1, 0), (1, 1), (3, 0)]);
+        assert!(map.owners(5, 5).is_empty());
+        assert!(
+            map.assign(
+                2,
+                0,
+                Owner {
+                    thread: 0,
+                    value: 0
+                }
+            )
+            .is_err()
+        );
+        assert!(
+            map.assign(
+                0,
+                0,
+                Owner {
+                    thread: -1,
+                    value: 0
+                }
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        assert!(ThreadMap::new("m", 0, 4).is_err());
+        assert!(ThreadMap::new("m", 65, 64).is_err());
+        assert!(ThreadMap::new("m", usize::MAX, 2).is_err());
+    }
+
+    #[test]
+    fn both_views_of_a_small_map() {
+        let mut map = ThreadMap::new("pairs", 2, 2).unwrap().with_blocks(1, 0);
+        map.assign(
+            0,
+            0,
+            Owner {
+                thread: 0,
+                value: 0,
+            },
+        )
+        .unwrap();
+        map.assign(
+            0,
+            1,
+            Owner {
+                thread: 0,
+                value: 1,
+            },
+        )
+        .unwrap();
+        map.assign(
+            1,
+            0,
+            Owner {
+                thread: 1,
+                value: 0,
+            },
+        )
+        .unwrap();
+        map.assign(
+            1,
+            0,
+            Owner {
+                thread: 2,
+                value: 0,
+            },
+        )
+        .unwrap();
+        let out = thread_map(&map, &Style::default());
+        let expected = "\
+pairs: element → owner; a cell Tt:vV is value V of thread t
+          0       1
+0 |   T0:v0   T0:v1
+  |----------------
+1 | T1:v0+1       ·
+
+pairs: thread → its elements; row Tt, column vV: the (row,col)
+thread t holds as value V
+        v0    v1
+T0 | (0,0) (0,1)
+T1 | (1,0)     ·
+T2 | (1,0)     ·
+";
+        assert_eq!(out, expected);
+        assert_eq!(map.elements_of(0), [(0, 0, 0), (1, 0, 1)]);
+    }
+
+    #[test]
+    fn tv_layouts_must_fit_the_grid() {
+        let tv: Layout = "(4,2):(1,4)".parse().unwrap();
+        assert!(ThreadMap::from_tv_layout("t", &tv, 2, 4).is_ok());
+        assert!(ThreadMap::from_tv_layout("t", &tv, 2, 3).is_err());
+        let rank1: Layout = "8:1".parse().unwrap();
+        assert!(ThreadMap::from_tv_layout("t", &rank1, 2, 4).is_err());
+    }
+}
