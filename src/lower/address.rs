@@ -18,7 +18,7 @@ use super::emitter::Key;
 use super::error::LowerError;
 use super::index::split_sum;
 use super::kernel::{KernelLowering, Storage};
-use super::prove::{Prover, strength_reduce};
+use super::prove::{Prover, constant_factor, strength_reduce};
 use super::views::OperandInfo;
 use crate::expr::Expr;
 use crate::layout::Swizzle;
@@ -167,23 +167,11 @@ impl KernelLowering<'_, '_> {
                 (Some(reg), _) | (None, &Start::Reg(reg)) => reg,
                 (None, Start::Symbol(symbol)) => self.shared_base(symbol)?,
             };
-            let (factor, times) = match &sum {
-                Expr::Mul(x, c) => match c.as_const() {
-                    Some(c) if c > 0 && c * i64::from(scale) <= i64::from(u32::MAX) => {
-                        ((**x).clone(), c * i64::from(scale))
-                    }
-                    Some(_) | None => (sum.clone(), i64::from(scale)),
-                },
-                Expr::Const(_)
-                | Expr::Var(_)
-                | Expr::Add(..)
-                | Expr::Sub(..)
-                | Expr::Div(..)
-                | Expr::Rem(..)
-                | Expr::And(..)
-                | Expr::Xor(..)
-                | Expr::Shr(..)
-                | Expr::Shl(..) => (sum.clone(), i64::from(scale)),
+            let (factor, times) = match constant_factor(&sum) {
+                Some((x, c)) if c > 0 && c * i64::from(scale) <= i64::from(u32::MAX) => {
+                    (x.clone(), c * i64::from(scale))
+                }
+                Some(_) | None => (sum.clone(), i64::from(scale)),
             };
             let x = self.out.reg_of(&factor)?;
             let (class, name) = match from.class {

@@ -23,6 +23,8 @@ use crate::ir;
 pub struct Prover {
     threads: i64,
     blocks: Option<i64>,
+    /// The grid's size as an expression (symbolic grids: `bid < grid`).
+    grid: Option<Expr>,
     loops: BTreeMap<u32, LoopFact>,
     dim_divisors: BTreeMap<u32, i64>,
 }
@@ -56,6 +58,16 @@ impl Prover {
         let mut prover = Prover {
             threads: group_size(&kernel.block).unwrap_or(1024),
             blocks: group_size(&kernel.grid),
+            grid: Some(
+                kernel
+                    .grid
+                    .levels
+                    .iter()
+                    .flat_map(|level| level.shape.leaves())
+                    .fold(Expr::Const(1), |size, extent| {
+                        Expr::mul(size, extent.clone())
+                    }),
+            ),
             loops: BTreeMap::new(),
             dim_divisors: BTreeMap::new(),
         };
@@ -81,6 +93,7 @@ impl Prover {
         Prover {
             threads,
             blocks: None,
+            grid: None,
             loops: BTreeMap::new(),
             dim_divisors: BTreeMap::new(),
         }
@@ -155,8 +168,28 @@ impl Prover {
             }
             Expr::Mul(a, b) => {
                 let (a, b) = both(a, b);
+                // Distribute constants over sums, so that a sum's terms can
+                // be hoisted separately: (r + 16p) * 64 → 64r + 1024p.
+                if let (Expr::Add(x, y), Some(_)) = (&a, b.as_const()) {
+                    return self.simplify(&Expr::add(
+                        Expr::mul((**x).clone(), b.clone()),
+                        Expr::mul((**y).clone(), b),
+                    ));
+                }
+                // Constants to the right, and (x * c1) * c2 → x * (c1 c2).
+                let (a, b) = match (a.as_const(), b.as_const()) {
+                    (Some(_), None) => (b, a),
+                    (None, Some(_)) | (None, None) | (Some(_), Some(_)) => (a, b),
+                };
+                if let (Some((x, c1)), Some(c2)) = (constant_factor(&a), b.as_const()) {
+                    if let Some(product) = c1.checked_mul(c2) {
+                        return Expr::mul(x.clone(), Expr::Const(product));
+                    }
+                }
                 Expr::mul(a, b)
             }
+            Expr::Div(a, b) if self.is_grid(a, b) => Expr::Const(0),
+            Expr::Rem(a, b) if self.is_grid(a, b) => Expr::var(Var::BlockId),
             Expr::Div(a, b) => {
                 let (a, b) = both(a, b);
                 match (b.as_const(), &a) {
@@ -196,6 +229,12 @@ impl Prover {
                 Expr::shl(a, b)
             }
         }
+    }
+
+    /// Whether `a` is the block id and `b` the grid's size: `bid < grid`
+    /// even when the grid is symbolic.
+    fn is_grid(&self, a: &Expr, b: &Expr) -> bool {
+        *a == Expr::var(Var::BlockId) && self.grid.as_ref() == Some(b)
     }
 
     fn var_range(&self, var: Var) -> Range {
@@ -453,6 +492,27 @@ pub fn strength_reduce(expr: &Expr) -> Expr {
     }
 }
 
+/// `x * c` or `c * x` as `(x, c)`.
+pub fn constant_factor(expr: &Expr) -> Option<(&Expr, i64)> {
+    match expr {
+        Expr::Mul(a, b) => match (a.as_const(), b.as_const()) {
+            (None, Some(c)) => Some((&**a, c)),
+            (Some(c), None) => Some((&**b, c)),
+            (Some(_), Some(_)) | (None, None) => None,
+        },
+        Expr::Const(_)
+        | Expr::Var(_)
+        | Expr::Add(..)
+        | Expr::Sub(..)
+        | Expr::Div(..)
+        | Expr::Rem(..)
+        | Expr::And(..)
+        | Expr::Xor(..)
+        | Expr::Shr(..)
+        | Expr::Shl(..) => None,
+    }
+}
+
 /// The number of threads or blocks of a group, when constant.
 pub fn group_size(group: &ir::GroupType) -> Option<i64> {
     group
@@ -515,6 +575,20 @@ mod tests {
         // 512 threads: the remainder must stay.
         let prover = Prover::with_threads(512);
         assert_eq!(prover.simplify(&e), e);
+    }
+
+    #[test]
+    fn constants_distribute_over_sums() {
+        let prover = Prover::with_threads(128).with_loop(0, 0, Some(4), 1);
+        let row = Expr::add(
+            Expr::div(tid(), 8.into()),
+            Expr::mul(Expr::var(Var::Loop(0)), 16.into()),
+        );
+        let e = Expr::mul(row, 64.into());
+        assert_eq!(
+            prover.simplify(&e).to_string(),
+            "(((tid / 8) * 64) + (k0 * 1024))"
+        );
     }
 
     #[test]
