@@ -174,7 +174,10 @@ impl Memory {
 /// One level of a tensor or group type: a layout whose extents and strides
 /// may be symbolic.
 ///
-/// Rule: `shape` and `stride` are congruent; every extent is ≥ 1.
+/// Rule: `shape` and `stride` are congruent; every extent is ≥ 1. The
+/// checker writes both as `Tuple::Node` of the top-level modes (`[8]` is
+/// `Node([Leaf(8)])`, `[]` is `Node([])`); `check::constant_layout` gives
+/// the exact `Layout` of a constant level.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Level {
     /// Extents.

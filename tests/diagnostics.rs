@@ -1,19 +1,19 @@
 //! Golden diagnostics: every `tests/diagnostics/**/NAME.gph` is run through
 //! the front end and its diagnostics, rendered without colour, must equal
 //! `NAME.stderr` beside it. `BLESS=1 cargo test --test diagnostics` rewrites
-//! the expected files. Subfolders group the cases by stage (`syntax/`, and
-//! `check/` once the checker exists); all are picked up.
+//! the expected files. Subfolders group the cases by stage (`syntax/`,
+//! `check/`); all are picked up.
 
 use std::path::{Path, PathBuf};
 
+use graphene::check::{self, check_file};
 use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
 use graphene::syntax::{codes, parse_file};
 
-/// The front end as far as it exists: the diagnostics of one file. The
-/// checker joins here (parse, then check the parsed file).
+/// The front end: the diagnostics of one file, parsed and then checked.
 fn front_end(name: &str, src: &str) -> Vec<Diagnostic> {
     match parse_file(name, src) {
-        Ok(_) => Vec::new(),
+        Ok(file) => check_file(&file, &[]).err().unwrap_or_default(),
         Err(diagnostics) => diagnostics,
     }
 }
@@ -52,7 +52,7 @@ fn display_name(path: &Path) -> String {
 fn rendered_diagnostics_match_the_expected_files() {
     let mut paths = Vec::new();
     cases(&root(), &mut paths);
-    assert!(paths.len() >= 15, "only {} cases found", paths.len());
+    assert!(paths.len() >= 40, "only {} cases found", paths.len());
     let bless = std::env::var_os("BLESS").is_some_and(|value| value == "1");
     let mut mismatches = Vec::new();
     for path in &paths {
@@ -114,10 +114,10 @@ fn every_case_is_rejected_with_located_helpful_messages() {
     }
 }
 
-/// Every syntax code is documented, and every code the cases produce is
-/// one of ours.
+/// Every syntax code is documented, has a case, and the syntax cases
+/// produce syntax codes only.
 #[test]
-fn every_code_is_documented() {
+fn every_syntax_code_is_documented() {
     let docs =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/diagnostics.md"))
             .expect("docs/diagnostics.md");
@@ -151,4 +151,67 @@ fn every_code_is_documented() {
         [&codes::TOO_LARGE],
         "codes without a golden case"
     );
+}
+
+/// Every checker code is documented and has a case under `check/` that
+/// produces it (all but the `--define` error, which no file can show), and
+/// the checker's cases produce checker codes only.
+#[test]
+fn every_checker_code_is_documented_and_exercised() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/diagnostics.md"))
+            .expect("docs/diagnostics.md");
+    for code in check::codes::ALL {
+        assert!(
+            docs.contains(&format!("| `{code}` |")),
+            "{code} is not in the table of docs/diagnostics.md"
+        );
+    }
+    let mut paths = Vec::new();
+    cases(&root().join("check"), &mut paths);
+    let mut seen = std::collections::BTreeSet::new();
+    for path in &paths {
+        let src = std::fs::read_to_string(path).expect("readable case");
+        for diagnostic in front_end("case.gph", &src) {
+            assert!(
+                check::codes::ALL.contains(&diagnostic.code),
+                "{}: {} is not a checker code",
+                path.display(),
+                diagnostic.code
+            );
+            seen.insert(diagnostic.code);
+        }
+    }
+    let unexercised: Vec<_> = check::codes::ALL
+        .iter()
+        .filter(|code| !seen.contains(*code))
+        .collect();
+    assert_eq!(
+        unexercised,
+        [&check::codes::UNKNOWN_DEFINE],
+        "codes without a golden case"
+    );
+}
+
+/// Each checker case is named after the error it shows: its first
+/// diagnostic is the one the case is about, and a case shows one error
+/// unless it is about several.
+#[test]
+fn checker_cases_show_one_error_each() {
+    let mut paths = Vec::new();
+    cases(&root().join("check"), &mut paths);
+    assert!(paths.len() >= 38, "only {} checker cases", paths.len());
+    for path in &paths {
+        let src = std::fs::read_to_string(path).expect("readable case");
+        let diagnostics = front_end("case.gph", &src);
+        let several = path
+            .file_stem()
+            .is_some_and(|stem| stem == "several_errors");
+        assert!(
+            several || diagnostics.len() == 1,
+            "{}: {} diagnostics: {diagnostics:#?}",
+            path.display(),
+            diagnostics.len()
+        );
+    }
 }

@@ -1,7 +1,7 @@
-//! Robustness of the front end: no input makes it panic or overflow the
-//! stack, every rejected input gets at least one diagnostic whose spans lie
-//! inside the input, and every accepted input prints to text that parses
-//! back to the same tree.
+//! Robustness of the front end (parse, then check): no input makes it panic
+//! or overflow the stack, every rejected input gets at least one diagnostic
+//! whose spans lie inside the input, and every input the parser accepts
+//! prints to text that parses back to the same tree.
 //!
 //! Inputs (seeded, deterministic; about 118,000 per run): 45,000 random
 //! byte strings, 45,000 random token soups over the grammar's vocabulary,
@@ -14,12 +14,40 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
+use graphene::check::check_file;
 use graphene::diag::Diagnostic;
 use graphene::syntax::{File, parse_file, print_file, strip_spans, tokenize};
 
-/// The pipeline under test. The checker joins here: parse, then check.
-fn front_end(src: &str) -> Result<File, Vec<Diagnostic>> {
-    parse_file("fuzz.gph", src)
+/// What the front end made of one input.
+enum Outcome {
+    /// Rejected by the parser.
+    Unparsed(Vec<Diagnostic>),
+    /// Parsed; the checker's verdict (its diagnostics if it rejected it).
+    Parsed(File, Result<(), Vec<Diagnostic>>),
+}
+
+/// The pipeline under test: parse, then check what parsed.
+fn run_front_end(src: &str) -> Outcome {
+    match parse_file("fuzz.gph", src) {
+        Err(diagnostics) => Outcome::Unparsed(diagnostics),
+        Ok(file) => {
+            let checked = check_file(&file, &[]).map(|_| ());
+            Outcome::Parsed(file, checked)
+        }
+    }
+}
+
+/// Whether the whole front end accepts `src`.
+fn front_end(src: &str) -> Result<(), Vec<Diagnostic>> {
+    match run_front_end(src) {
+        Outcome::Unparsed(diagnostics) => Err(diagnostics),
+        Outcome::Parsed(_, checked) => checked,
+    }
+}
+
+/// Whether the parser accepts `src`.
+fn parses(src: &str) -> bool {
+    parse_file("fuzz.gph", src).is_ok()
 }
 
 /// SplitMix64: a small, well-mixed, seeded generator.
@@ -117,6 +145,59 @@ const VOCABULARY: [&str; 75] = [
     "$",
 ];
 
+/// A kernel the checker accepts that uses every construct: constants,
+/// symbolic dims, parameters, swizzled shared memory, registers, tiles,
+/// reshapes, indices, loops (one unrolled), conditions, barriers,
+/// asynchronous copies, and specs of every built-in kind.
+const CHECKED: &str = "const BM = 64
+const BK = 32
+
+kernel everything {
+    %a:[M, K].fp16.GL
+    %out:[M].fp32.GL
+    #b:[M/BM].block
+    #t:[128].thread
+    %out <- Spec<<<#b, #t>>>(%a) {
+        %s:[BM,BK : BK,1].fp16.SH.Swizzle<2,3,3> = Allocate()
+        %acc:[4].fp32.RF = Allocate()
+        %x:[4].fp16.RF = Allocate()
+        @bm = #b.indices()
+        #rows:[64].[2].thread = #t.tile(2)
+        @row, @half = #rows.indices()
+        #warps = #t.tile(32).reshape(0, [2,2])
+        (@wm, @wn), @lane = #warps.indices()
+        %acc <- Init<0.0><<<#b, #t.scalar()>>>()
+        for (k = 0; k < K/BK; k += 1) {
+            %g = %a.tile([BM, BK])[@bm, k]
+            %gr:[1,16].fp16.GL = %g.tile([1, 16])[@row, @half]
+            %sr = %s.tile([1, 16])[@row, @half]
+            %sr <- Move<async><<<#b, #t.scalar()>>>(%gr)
+            async_commit
+            async_wait(0)
+            sync
+            for (i = 0; i < 4; i += 1) {
+                %xi = %x[i]
+                %xi <- Move<<<#b, #t.scalar()>>>(%s[@row, i + 4 * @half])
+                %ai = %acc[i]
+                %ai <- BinaryPointwise<add><<<#b, #t.scalar()>>>(%ai, %xi)
+            }
+            sync
+        }
+        %acc <- UnaryPointwise<relu><<<#b, #t.scalar()>>>(%acc)
+        %sum:[1].fp32.RF = Allocate()
+        %sum <- Reduction<add, [0]><<<#b, #t.scalar()>>>(%acc)
+        %sum <- Shfl<bfly, 16><<<#b, #warps>>>(%sum)
+        if (@lane == 0 && @half == 0 || @wm > 1) {
+            %o = %out.tile(BM)[@bm, _]
+            %mine = %o[@row]
+            %mine <- Move<<<#b, #t.scalar()>>>(%sum)
+        } else {
+            sync
+        }
+    }
+}
+";
+
 const PROGRAMS: [&str; 4] = [
     "const BM = 128\nconst BK = BM/4\n\nkernel k {\n    %a:[M, K].fp16.GL\n    %s:[BM,BK : BK,1].fp16.SH.Swizzle<3,3,3> = Allocate()\n    #b:[M/BM].block\n    #t:[4,(2,4) : 8,(1,16)].thread\n    @w, (@x, _) = #t.indices()\n    for (k = 0; k < K/BK; k += 1) {\n        %s <- Move<async><<<#b, #t>>>(%a.tile([BM,BK])[@w, k])\n        async_commit\n        async_wait(0)\n        sync\n    }\n}\n",
     "%x:[8].fp32.RF\n#b:[1].block\n#t:[32].thread\n%x <- Init<-inf><<<#b, #t>>>()\n%y:[].fp32.RF\n%y <- Reduction<max, [0]><<<#b, #t.scalar()>>>(%x)\n%y <- Shfl<bfly, 16><<<#b, #t>>>(%y)\nif (@i < 4 && (k == 0 || M % 2 != 1)) {\n    %y <- UnaryPointwise<exp2><<<#b, #t>>>(%y)\n} else if (@i >= 8) {\n    sync\n} else {\n    %z = %x.reshape([2,4])[(0, _), -k+1]\n}\n",
@@ -126,8 +207,13 @@ const PROGRAMS: [&str; 4] = [
 
 fn corpus() -> Vec<String> {
     let mut texts: Vec<String> = PROGRAMS.iter().map(|text| text.to_string()).collect();
+    texts.push(CHECKED.to_string());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in ["examples", "tests/diagnostics/syntax"] {
+    for dir in [
+        "examples",
+        "tests/diagnostics/syntax",
+        "tests/diagnostics/check",
+    ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("corpus folder")
             .map(|entry| entry.expect("entry").path())
@@ -146,28 +232,15 @@ fn corpus() -> Vec<String> {
 /// Runs the front end on `src` and checks the contract; returns a
 /// description of the violation, if any.
 fn violation(src: &str) -> Option<String> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| front_end(src)));
-    let result = match outcome {
-        Ok(result) => result,
+    let outcome = match catch_unwind(AssertUnwindSafe(|| run_front_end(src))) {
+        Ok(outcome) => outcome,
         Err(_) => return Some("panicked".to_string()),
     };
-    match result {
-        Ok(file) => {
-            let text = print_file(&file);
-            match parse_file("fuzz.gph", &text) {
-                Ok(again) if strip_spans(again.clone()) == strip_spans(file) => None,
-                Ok(_) => Some(format!(
-                    "accepted, but its printed form parses differently:\n{text}"
-                )),
-                Err(_) => Some(format!(
-                    "accepted, but its printed form is rejected:\n{text}"
-                )),
-            }
+    let rejected = |diagnostics: &[Diagnostic]| -> Option<String> {
+        if diagnostics.is_empty() {
+            return Some("rejected without a diagnostic".to_string());
         }
-        Err(diagnostics) if diagnostics.is_empty() => {
-            Some("rejected without a diagnostic".to_string())
-        }
-        Err(diagnostics) => diagnostics
+        diagnostics
             .iter()
             .flat_map(Diagnostic::spans)
             .find_map(|span| {
@@ -176,7 +249,23 @@ fn violation(src: &str) -> Option<String> {
                     && src.is_char_boundary(span.start as usize)
                     && src.is_char_boundary(span.end as usize);
                 (!inside).then(|| format!("span {span} outside the input of {} bytes", src.len()))
-            }),
+            })
+    };
+    match outcome {
+        Outcome::Unparsed(diagnostics) => rejected(&diagnostics),
+        Outcome::Parsed(file, checked) => {
+            let text = print_file(&file);
+            let round_trip = match parse_file("fuzz.gph", &text) {
+                Ok(again) if strip_spans(again.clone()) == strip_spans(file) => None,
+                Ok(_) => Some(format!(
+                    "accepted, but its printed form parses differently:\n{text}"
+                )),
+                Err(_) => Some(format!(
+                    "accepted, but its printed form is rejected:\n{text}"
+                )),
+            };
+            round_trip.or_else(|| checked.err().and_then(|diagnostics| rejected(&diagnostics)))
+        }
     }
 }
 
@@ -307,8 +396,8 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
             violation(src).unwrap_or_default()
         );
     }
-    // A long `else if` chain is flat, so it is accepted.
-    assert!(front_end(&deep[7]).is_ok());
+    // A long `else if` chain is flat, so it is parsed.
+    assert!(parses(&deep[7]));
     // The limits themselves are reachable on an ordinary stack.
     let at_limit = format!(
         "{}%1:[{}1{}].fp32.GL{}",
@@ -317,14 +406,94 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
         ")".repeat(graphene::syntax::MAX_NESTING - 10),
         "}".repeat(8)
     );
-    assert!(
-        front_end(&at_limit).is_ok(),
-        "{:?}",
-        front_end(&at_limit).err()
-    );
+    assert!(parses(&at_limit), "{:?}", front_end(&at_limit).err());
     let long_sum = format!(
         "const X = 1{}",
         "+1".repeat(graphene::syntax::MAX_EXPR_DEPTH as usize - 1)
     );
     assert!(front_end(&long_sum).is_ok());
+}
+
+/// The examples and a kernel over every construct pass the whole front end;
+/// the mutations above start from programs the checker accepts.
+#[test]
+fn the_corpus_programs_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for example in ["ldmatrix_move.gph", "simple_gemm.gph"] {
+        let text = std::fs::read_to_string(root.join("examples").join(example)).expect("example");
+        assert!(
+            front_end(&text).is_ok(),
+            "{example}: {:?}",
+            front_end(&text).err()
+        );
+    }
+    assert!(front_end(CHECKED).is_ok(), "{:?}", front_end(CHECKED).err());
+}
+
+/// Every integer literal of the checked programs replaced by values at the
+/// edges (zero, negative, past 32 and 64 bits): errors, never panics.
+#[test]
+fn extreme_integers_in_checked_programs() {
+    const EXTREMES: [&str; 9] = [
+        "0",
+        "1",
+        "-1",
+        "3",
+        "1025",
+        "4294967296",
+        "9223372036854775807",
+        "(0-9223372036854775807-1)",
+        "M",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec![CHECKED.to_string()];
+    for example in ["ldmatrix_move.gph", "simple_gemm.gph"] {
+        sources
+            .push(std::fs::read_to_string(root.join("examples").join(example)).expect("example"));
+    }
+    let mut inputs = Vec::new();
+    for text in &sources {
+        for token in tokenize(text) {
+            let range = token.span.range();
+            if !text[range.clone()].bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            for value in EXTREMES {
+                inputs.push(format!(
+                    "{}{value}{}",
+                    &text[..range.start],
+                    &text[range.end..]
+                ));
+            }
+        }
+    }
+    check_all(inputs, 500);
+}
+
+/// Loops nested as deep as the parser allows, each bounded by the one
+/// outside it: checked in time linear in the depth.
+#[test]
+fn deep_loop_nests_check_quickly() {
+    let depth = graphene::syntax::MAX_NESTING - 4;
+    let mut src =
+        String::from("%r:[8].fp32.RF\n#b:[1].block\n#t:[32].thread\n%r <- Spec<<<#b, #t>>>() {\n");
+    for level in 0..depth {
+        let outer = if level == 0 {
+            "0".to_string()
+        } else {
+            format!("v{}", level - 1)
+        };
+        src.push_str(&format!(
+            "for (v{level} = {outer}; v{level} < {outer} + 2; v{level} += 1) {{\n"
+        ));
+    }
+    src.push_str(&format!("%e = %r[v{} % 8]\n", depth - 1));
+    src.push_str(&"}\n".repeat(depth + 1));
+    let started = std::time::Instant::now();
+    assert!(violation(&src).is_none(), "{:?}", violation(&src));
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "took {:?}",
+        started.elapsed()
+    );
 }

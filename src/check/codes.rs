@@ -1,0 +1,142 @@
+//! Stage 2, check: the checker's error codes. `docs/diagnostics.md` gives
+//! each its meaning and a typical fix; a code never changes meaning.
+//!
+//! Grouped by subject: names `E020x`, integers `E021x`, types and their
+//! operations `E022x`, thread groups and the launch `E023x`, memories
+//! `E024x`, specs `E025x`, control flow `E026x`.
+
+/// A name that is not defined where it is used.
+pub const UNDEFINED: &str = "E0200";
+/// A name defined again while its first definition is visible (no shadowing).
+pub const DUPLICATE: &str = "E0201";
+/// A name used above its definition.
+pub const USED_BEFORE_DEFINITION: &str = "E0202";
+/// A name of the wrong kind: a tensor where a thread group is expected, an
+/// index or loop variable in a type, …
+pub const WRONG_KIND: &str = "E0203";
+/// A `--define NAME=…` that names no `const` of the file.
+pub const UNKNOWN_DEFINE: &str = "E0204";
+
+/// A runtime value where a compile-time constant is required.
+pub const NOT_CONSTANT: &str = "E0210";
+/// Division by zero or 64-bit overflow while folding constants.
+pub const BAD_ARITHMETIC: &str = "E0211";
+/// A division of constants in a type that leaves a remainder.
+pub const INEXACT_DIVISION: &str = "E0212";
+
+/// A written layout that is not one: dims and strides not congruent, an
+/// extent below 1, a negative stride, a size past 64 bits, a bad swizzle.
+pub const BAD_LAYOUT: &str = "E0220";
+/// A type annotation that differs from the computed type.
+pub const TYPE_MISMATCH: &str = "E0221";
+/// `.tile(…)` with a number or form of tilers that does not fit the modes.
+pub const TILE_ARITY: &str = "E0222";
+/// A tiler that does not divide its mode exactly (partial tiles), or that
+/// cannot tile it at all.
+pub const BAD_TILE: &str = "E0223";
+/// An operation on symbolic extents or strides that the checker cannot
+/// carry out without knowing their values.
+pub const SYMBOLIC_UNSUPPORTED: &str = "E0224";
+/// `.reshape(…)` to a different size, or at a level that does not exist.
+pub const BAD_RESHAPE: &str = "E0225";
+/// Coordinates that do not fit the levels and modes they index.
+pub const BAD_COORDINATES: &str = "E0226";
+/// A coordinate that can leave its mode's extent.
+pub const OUT_OF_RANGE: &str = "E0227";
+/// An operation that does not apply to this kind of value (indexing a
+/// group, `.indices()` of a tensor, `Allocate()` outside a declaration).
+pub const BAD_OPERATION: &str = "E0228";
+
+/// Index patterns that do not mirror the group's levels and modes.
+pub const PATTERN_MISMATCH: &str = "E0230";
+/// `.indices()` of a group whose ids do not decompose digit by digit.
+pub const NOT_DECOMPOSABLE: &str = "E0231";
+/// An outermost spec whose launch groups are not kernel-scope declarations.
+pub const LAUNCH_NOT_DECLARED: &str = "E0232";
+/// A block group where a thread group is expected, or the reverse.
+pub const GROUP_KIND: &str = "E0233";
+/// A launch group that cannot be launched: a block of more than 1024 or a
+/// symbolic number of threads, or ids that are not `0 … N-1` once each.
+pub const BAD_LAUNCH_SIZE: &str = "E0234";
+/// A spec inside a body executed by groups not derived from the launch groups.
+pub const NOT_DERIVED: &str = "E0235";
+/// A thread group that reaches past the block (or a block group past the grid).
+pub const EXCEEDS_LAUNCH: &str = "E0236";
+
+/// A global tensor that is not a kernel-scope declaration (a parameter).
+pub const GLOBAL_NOT_PARAMETER: &str = "E0240";
+/// A shared or register allocation whose size is not a compile-time constant.
+pub const ALLOCATION_NOT_CONSTANT: &str = "E0241";
+/// A swizzle on a tensor that is not in shared memory.
+pub const SWIZZLE_NOT_SHARED: &str = "E0242";
+/// `Move<async>` other than global → shared.
+pub const ASYNC_MOVE_MEMORY: &str = "E0243";
+/// A register tensor indexed by a value that is not known at compile time.
+pub const REGISTER_INDEX: &str = "E0244";
+
+/// A kernel without a spec.
+pub const NO_SPEC: &str = "E0250";
+/// A statement that cannot stand at kernel scope (control flow, a second spec).
+pub const KERNEL_SCOPE: &str = "E0251";
+/// A spec with the wrong number of outputs or inputs for its kind.
+pub const ARITY: &str = "E0252";
+/// Operands whose element counts do not agree with the kind's contract.
+pub const SIZE_MISMATCH: &str = "E0253";
+/// `MatMul` operands that are not M×K, K×N and M×N.
+pub const MATMUL_SHAPES: &str = "E0254";
+/// `Reduction` axes that are out of range or repeated.
+pub const REDUCTION_AXES: &str = "E0255";
+/// `Shfl` outside a warp-sized group, with a mask past the warp, or on
+/// operands that are not registers.
+pub const SHFL: &str = "E0256";
+/// A kind that has no instruction written without a body (`Spec`,
+/// `MatMul<overwrite>`).
+pub const MUST_DECOMPOSE: &str = "E0257";
+
+/// A loop whose step is not positive.
+pub const LOOP_STEP: &str = "E0260";
+/// `async_wait(N)` with N outside `0 ..= 2^32-1`.
+pub const ASYNC_WAIT: &str = "E0261";
+
+/// Every checker code, in order.
+pub const ALL: [&str; 39] = [
+    UNDEFINED,
+    DUPLICATE,
+    USED_BEFORE_DEFINITION,
+    WRONG_KIND,
+    UNKNOWN_DEFINE,
+    NOT_CONSTANT,
+    BAD_ARITHMETIC,
+    INEXACT_DIVISION,
+    BAD_LAYOUT,
+    TYPE_MISMATCH,
+    TILE_ARITY,
+    BAD_TILE,
+    SYMBOLIC_UNSUPPORTED,
+    BAD_RESHAPE,
+    BAD_COORDINATES,
+    OUT_OF_RANGE,
+    BAD_OPERATION,
+    PATTERN_MISMATCH,
+    NOT_DECOMPOSABLE,
+    LAUNCH_NOT_DECLARED,
+    GROUP_KIND,
+    BAD_LAUNCH_SIZE,
+    NOT_DERIVED,
+    EXCEEDS_LAUNCH,
+    GLOBAL_NOT_PARAMETER,
+    ALLOCATION_NOT_CONSTANT,
+    SWIZZLE_NOT_SHARED,
+    ASYNC_MOVE_MEMORY,
+    REGISTER_INDEX,
+    NO_SPEC,
+    KERNEL_SCOPE,
+    ARITY,
+    SIZE_MISMATCH,
+    MATMUL_SHAPES,
+    REDUCTION_AXES,
+    SHFL,
+    MUST_DECOMPOSE,
+    LOOP_STEP,
+    ASYNC_WAIT,
+];

@@ -1,0 +1,190 @@
+//! Stage 2, check: the AST of a `.gph` file to the typed IR (`ir::Program`),
+//! the only input the lowering accepts.
+//!
+//! The checker resolves every name, computes the type of every tensor and
+//! thread-group expression with the layout algebra, computes every view's
+//! buffer and base offset as an index expression, enforces the rules of
+//! docs/language.md (memories, launch groups, spec kinds, register indices,
+//! loops), and records what a launch must check about symbolic dimensions.
+//! It keeps going after an error: a failed value is poisoned, and uses of a
+//! poisoned value report nothing more, so one run lists every independent
+//! error. The codes are in [`codes`] and `docs/diagnostics.md`.
+//!
+//! - [`check_file`]: a whole file, with `--define` overrides of its constants.
+//! - [`Session`]: the REPL's incremental checker, one line at a time.
+//! - [`constant_layout`], [`expr_text`], [`tensor_type_text`],
+//!   [`group_type_text`]: what a consumer needs to draw or print checked values.
+
+pub mod codes;
+mod defs;
+mod env;
+mod groups;
+mod ints;
+mod print;
+mod rules;
+mod session;
+mod stmts;
+mod symbolic;
+mod types;
+mod views;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{self, Program};
+use crate::syntax::ast::{ConstDef, File, Item};
+
+use env::{Checker, ConstEntry};
+
+pub use groups::MAX_BLOCK_SIZE;
+pub use print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
+pub use session::{Session, Shown};
+pub use symbolic::constant_layout;
+
+/// Checks a parsed file. `defines` override the file's constants of the
+/// same names (`ptxgen --define BM=64`); a define that names no constant is
+/// an error. Returns the checked program, or every error found.
+///
+/// ```
+/// use graphene::check::check_file;
+/// use graphene::syntax::parse_file;
+/// let src = "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n%a <- Init<0.0><<<#b, #t>>>()\n";
+/// let file = parse_file("zero.gph", src).unwrap();
+/// let program = check_file(&file, &[]).unwrap();
+/// assert_eq!(program.kernels[0].name, "zero");
+/// ```
+pub fn check_file(file: &File, defines: &[(String, i64)]) -> Result<Program, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let const_spans: Vec<(usize, &ConstDef)> = file
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| match item {
+            Item::Const(def) => Some((index, def)),
+            Item::Kernel(_) => None,
+        })
+        .collect();
+    for (name, value) in defines {
+        if !const_spans.iter().any(|(_, def)| def.name.text == *name) {
+            diags.push(unknown_define(name, *value, &const_spans));
+        }
+    }
+    let mut consts: BTreeMap<String, ConstEntry> = BTreeMap::new();
+    let mut kernels = Vec::new();
+    let mut kernel_names: BTreeMap<String, Span> = BTreeMap::new();
+    for (index, item) in file.items.iter().enumerate() {
+        let later: BTreeMap<String, Span> = const_spans
+            .iter()
+            .filter(|(at, _)| *at > index)
+            .map(|(_, def)| (def.name.text.clone(), def.name.span))
+            .collect();
+        match item {
+            Item::Const(def) => {
+                let mut checker = Checker::new(consts.clone(), later);
+                let define = defines
+                    .iter()
+                    .rev()
+                    .find(|(name, _)| *name == def.name.text);
+                let entry = checker.const_def(def, define.map(|(_, value)| *value));
+                diags.append(&mut checker.diags);
+                if let Some(entry) = entry {
+                    consts.insert(def.name.text.clone(), entry);
+                }
+            }
+            Item::Kernel(kernel) => {
+                let mut checker = Checker::new(consts.clone(), later);
+                let checked = checker.kernel(kernel);
+                diags.append(&mut checker.diags);
+                if let Some(&first) = kernel_names.get(&kernel.name.text) {
+                    diags.push(
+                        Diagnostic::error(
+                            codes::DUPLICATE,
+                            format!("a second kernel named `{}`", kernel.name.text),
+                            kernel.name.span,
+                        )
+                        .with_label("defined again here")
+                        .with_secondary(first, "first defined here")
+                        .with_note("each kernel becomes a PTX entry of that name")
+                        .with_help(format!("rename one of them, e.g. `{}_2`", kernel.name.text)),
+                    );
+                }
+                kernel_names.insert(kernel.name.text.clone(), kernel.name.span);
+                kernels.extend(checked.ok());
+            }
+        }
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        diags.sort_by_key(|d| d.primary.span.start);
+        return Err(diags);
+    }
+    Ok(Program { kernels })
+}
+
+fn unknown_define(name: &str, value: i64, consts: &[(usize, &ConstDef)]) -> Diagnostic {
+    let known: Vec<&str> = consts
+        .iter()
+        .map(|(_, def)| def.name.text.as_str())
+        .collect();
+    let label = if known.is_empty() {
+        "this file defines no constants".to_string()
+    } else {
+        format!("this file's constants: {}", known.join(", "))
+    };
+    Diagnostic::error(
+        codes::UNKNOWN_DEFINE,
+        format!("`--define {name}={value}` names no constant of this file"),
+        Span::at(0),
+    )
+    .with_label(label)
+    .with_note("a define overrides a `const` of the file; it cannot introduce a new name")
+    .with_help(format!(
+        "add `const {name} = {value}` to the file, or drop the define"
+    ))
+}
+
+/// Whether `run --check` can compare a kernel with this outermost kind:
+/// every built-in kind has a contract; the generic `Spec` has none.
+pub fn has_checkable_contract(kind: &ir::SpecKind) -> bool {
+    match kind {
+        ir::SpecKind::Move { .. }
+        | ir::SpecKind::MatMul { .. }
+        | ir::SpecKind::Unary(_)
+        | ir::SpecKind::Binary(_)
+        | ir::SpecKind::Reduction { .. }
+        | ir::SpecKind::Shfl { .. }
+        | ir::SpecKind::Init { .. } => true,
+        ir::SpecKind::Generic => false,
+    }
+}
+
+impl Checker {
+    /// `const NAME = value`: its entry (the define's value if one is
+    /// given), or `None` for a duplicate.
+    pub(crate) fn const_def(&mut self, def: &ConstDef, define: Option<i64>) -> Option<ConstEntry> {
+        let value = self.constant(&def.value, "a constant's value").ok();
+        if let Some(first) = self.consts.get(&def.name.text) {
+            let first = first.span;
+            self.report(
+                Diagnostic::error(
+                    codes::DUPLICATE,
+                    format!("`{}` is already defined", def.name.text),
+                    def.name.span,
+                )
+                .with_label("defined again here")
+                .with_secondary(first, "first defined here")
+                .with_help(format!(
+                    "give this constant a new name, e.g. `{}_2`",
+                    def.name.text
+                )),
+            );
+            return None;
+        }
+        Some(ConstEntry {
+            value: define.or(value),
+            span: def.name.span,
+        })
+    }
+}

@@ -1,0 +1,513 @@
+//! Stage 2, check: the rules of each spec kind (docs/language.md §5) — the
+//! number of outputs and inputs, element counts of elementwise kinds,
+//! `MatMul`'s M×K·K×N→M×N, `Reduction`'s axes, `Shfl`'s warp, `Move<async>`'s
+//! memories, and which kinds must be decomposed.
+//!
+//! Operands inside a body are per-thread views. When an elementwise rule
+//! compares a register operand (or a view that differs from lane to lane)
+//! with one shared by the lanes, the per-lane operand counts once per lane
+//! of the executing group's innermost level: the warp's 32 rows of 8
+//! registers are the 256 elements of a shared 16×16 tile.
+
+use crate::diag::{Diagnostic, Span};
+use crate::expr::{Expr, Var};
+use crate::ir::{Level, Memory, SpecKind, View};
+use crate::syntax::ast;
+
+use super::codes;
+use super::env::{Checker, GroupVal};
+use super::groups::MAX_BLOCK_SIZE;
+use super::symbolic::{constant_layout, levels_size, modes, normalize, same, size};
+
+/// The lanes of an executing group: the ids of its innermost level.
+pub(crate) struct Lanes(Vec<i64>);
+
+/// `(outputs, inputs)` a kind takes; `None` for any number.
+fn arity(kind: &SpecKind) -> Option<(usize, usize)> {
+    match kind {
+        SpecKind::Move { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. } => Some((1, 1)),
+        SpecKind::MatMul { .. } | SpecKind::Binary(_) => Some((1, 2)),
+        SpecKind::Init { .. } => Some((1, 0)),
+        SpecKind::Generic => None,
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The example shape of a spec of each kind, for help lines.
+fn example(kind: &SpecKind) -> &'static str {
+    match kind {
+        SpecKind::Move { .. } => "%out <- Move<<<#b, #t>>>(%in)",
+        SpecKind::MatMul { .. } => "%c <- MatMul<<<#b, #t>>>(%a, %b)",
+        SpecKind::Unary(_) => "%y <- UnaryPointwise<exp><<<#b, #t>>>(%x)",
+        SpecKind::Binary(_) => "%z <- BinaryPointwise<add><<<#b, #t>>>(%x, %y)",
+        SpecKind::Reduction { .. } => "%y <- Reduction<add, [1]><<<#b, #t>>>(%x)",
+        SpecKind::Shfl { .. } => "%y <- Shfl<bfly, 16><<<#b, #warp>>>(%x)",
+        SpecKind::Init { .. } => "%x <- Init<0.0><<<#b, #t>>>()",
+        SpecKind::Generic => "%out <- Spec<<<#b, #t>>>(%in) { … }",
+    }
+}
+
+/// A tensor's logical extents per mode: the product over its levels of
+/// that mode's size, when every level has the same rank (`[2,2].[8,8]` is
+/// 16×16); a scalar has none.
+fn logical_extents(levels: &[Level]) -> Option<Vec<Expr>> {
+    let per_level: Vec<Vec<Expr>> = levels
+        .iter()
+        .map(|level| modes(level).iter().map(|(shape, _)| size(shape)).collect())
+        .collect();
+    let rank = per_level.first()?.len();
+    if per_level.iter().any(|extents| extents.len() != rank) {
+        return None;
+    }
+    Some(
+        (0..rank)
+            .map(|i| {
+                per_level
+                    .iter()
+                    .fold(Expr::Const(1), |acc, e| Expr::mul(acc, e[i].clone()))
+            })
+            .collect(),
+    )
+}
+
+/// `(rows, columns)` of a matrix operand; a scalar is 1×1.
+fn matrix(levels: &[Level]) -> Option<(Expr, Expr)> {
+    match logical_extents(levels)?.as_slice() {
+        [] => Some((Expr::Const(1), Expr::Const(1))),
+        [rows, columns] => Some((rows.clone(), columns.clone())),
+        [_] | [_, _, _, ..] => None,
+    }
+}
+
+impl Checker {
+    /// The lanes of a thread group, if its innermost level is constant.
+    pub(crate) fn lanes(&self, group: &GroupVal) -> Option<Lanes> {
+        let innermost = group.ty.levels.last()?;
+        constant_layout(innermost)
+            .filter(|layout| layout.size() <= MAX_BLOCK_SIZE)
+            .map(|layout| Lanes(layout.offsets().collect()))
+    }
+
+    /// Whether a view holds different elements in different lanes of one
+    /// instance: registers always; other memories when the base, evaluated
+    /// for each lane, changes.
+    fn per_lane(&self, view: &View, lanes: &Lanes) -> bool {
+        if view.ty.memory == Memory::Registers {
+            return true;
+        }
+        if !view.base.vars().contains(&Var::ThreadId) || !self.divisors_positive(&view.base) {
+            return false;
+        }
+        let at = |lane: i64| {
+            view.base.eval(&|var| match var {
+                Var::ThreadId => Some(lane),
+                Var::BlockId => Some(0),
+                Var::Dim(_) => Some(64),
+                Var::Loop(i) => Some(self.loop_start(i)),
+            })
+        };
+        let mut values = lanes.0.iter().map(|&lane| at(lane).ok());
+        let first = values.next().flatten();
+        values.any(|value| value != first)
+    }
+
+    /// Whether every division in `e` is by a value known to be positive,
+    /// so that evaluating it is the arithmetic the rules of `Expr` assume.
+    fn divisors_positive(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Const(_) | Expr::Var(_) => true,
+            Expr::Div(a, b) | Expr::Rem(a, b) => {
+                self.bounds(b).lo.is_some_and(|lo| lo >= 1)
+                    && self.divisors_positive(a)
+                    && self.divisors_positive(b)
+            }
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::And(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Shr(a, b)
+            | Expr::Shl(a, b) => self.divisors_positive(a) && self.divisors_positive(b),
+        }
+    }
+
+    fn loop_start(&self, id: u32) -> i64 {
+        self.kernel
+            .loop_info
+            .get(id as usize)
+            .and_then(|info| info.constant_bounds)
+            .map_or(0, |(lo, _, _)| lo)
+    }
+
+    /// The number of elements of `view` the lanes of one instance hold
+    /// together: its size, times the lanes if it is per lane.
+    fn lane_count(&self, view: &View, lanes: &Lanes) -> Expr {
+        let count = levels_size(&view.ty.levels);
+        if self.per_lane(view, lanes) {
+            Expr::mul(count, Expr::Const(lanes.0.len() as i64))
+        } else {
+            count
+        }
+    }
+
+    /// Checks the rules of `kind` on a spec whose operands and groups were
+    /// all computed.
+    pub(crate) fn spec_rules(
+        &mut self,
+        spec: &ast::SpecStmt,
+        kind: &SpecKind,
+        outputs: &[View],
+        inputs: &[View],
+        threads: &GroupVal,
+    ) {
+        let wrong = arity(kind).filter(|&(outs, ins)| outputs.len() != outs || inputs.len() != ins);
+        if let Some((outs, ins)) = wrong {
+            self.report(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!(
+                        "`{}` takes {} and {}",
+                        spec.kind.name(),
+                        plural(outs, "output"),
+                        plural(ins, "input")
+                    ),
+                    spec.kind_span,
+                )
+                .with_label(format!(
+                    "given {} and {}",
+                    plural(outputs.len(), "output"),
+                    plural(inputs.len(), "input")
+                ))
+                .with_help(format!("write it as `{}`", example(kind))),
+            );
+            return;
+        }
+        let atomic = spec.body.is_none();
+        if atomic
+            && matches!(
+                kind,
+                SpecKind::Generic | SpecKind::MatMul { accumulate: false }
+            )
+        {
+            self.report(
+                Diagnostic::error(
+                    codes::MUST_DECOMPOSE,
+                    format!("`{}` without a body", spec.kind.name()),
+                    spec.kind_span,
+                )
+                .with_label("no instruction computes this kind on its own")
+                .with_note("a generic `Spec` and `MatMul<overwrite>` state a contract; their body is the implementation")
+                .with_help("give the spec a body `{ … }`, or use a built-in kind that an instruction implements"),
+            );
+        }
+        let lanes = self.lanes(threads);
+        match kind {
+            SpecKind::Move { asynchronous } => {
+                if *asynchronous {
+                    self.async_memories(&outputs[0], &inputs[0], spec.kind_span);
+                }
+                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+            }
+            SpecKind::Unary(_) | SpecKind::Binary(_) => {
+                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+            }
+            SpecKind::Shfl { mask } => {
+                self.shfl(spec, *mask, &outputs[0], &inputs[0], threads);
+                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+            }
+            SpecKind::MatMul { .. } => {
+                let any_per_lane = lanes.as_ref().is_none_or(|lanes| {
+                    outputs
+                        .iter()
+                        .chain(inputs)
+                        .any(|v| self.per_lane(v, lanes))
+                });
+                if !atomic && !any_per_lane {
+                    self.matmul_shapes(&outputs[0], &inputs[0], &inputs[1]);
+                }
+            }
+            SpecKind::Reduction { axes, .. } => {
+                self.reduction(spec, axes, &outputs[0], &inputs[0], lanes.as_ref());
+            }
+            SpecKind::Init { .. } | SpecKind::Generic => {}
+        }
+    }
+
+    fn async_memories(&mut self, output: &View, input: &View, span: Span) {
+        if input.ty.memory == Memory::Global && output.ty.memory == Memory::Shared {
+            return;
+        }
+        self.report(
+            Diagnostic::error(
+                codes::ASYNC_MOVE_MEMORY,
+                format!(
+                    "`Move<async>` from {} to {}",
+                    input.ty.memory.name(),
+                    output.ty.memory.name()
+                ),
+                span,
+            )
+            .with_label("asynchronous copies go from global to shared memory only")
+            .with_secondary(input.span, format!("in {}", input.ty.memory.name()))
+            .with_secondary(output.span, format!("in {}", output.ty.memory.name()))
+            .with_note(
+                "`Move<async>` becomes `cp.async`, which reads global and writes shared memory",
+            )
+            .with_help("use a plain `Move` here"),
+        );
+    }
+
+    /// Elementwise kinds: every operand holds as many elements.
+    fn equal_counts(
+        &mut self,
+        kind: &SpecKind,
+        outputs: &[View],
+        inputs: &[View],
+        lanes: Option<&Lanes>,
+    ) {
+        let Some(lanes) = lanes else {
+            return;
+        };
+        let operands: Vec<&View> = outputs.iter().chain(inputs).collect();
+        let Some(first) = operands.first() else {
+            return;
+        };
+        let expected = self.lane_count(first, lanes);
+        for other in &operands[1..] {
+            let count = self.lane_count(other, lanes);
+            if !same(&count, &expected) {
+                let scaled = self.per_lane(first, lanes) != self.per_lane(other, lanes);
+                let mut diagnostic = Diagnostic::error(
+                    codes::SIZE_MISMATCH,
+                    format!(
+                        "the operands of `{}` hold different numbers of elements",
+                        kind_name(kind)
+                    ),
+                    other.span,
+                )
+                .with_label(self.count_label(other, lanes, scaled))
+                .with_secondary(first.span, self.count_label(first, lanes, scaled))
+                .with_help(
+                    "tile or index the operands so that each holds the same number of elements",
+                );
+                if scaled {
+                    diagnostic = diagnostic.with_note(format!(
+                        "per-thread operands count once per thread of the group's innermost level ({} threads)",
+                        lanes.0.len()
+                    ));
+                }
+                self.report(diagnostic);
+                return;
+            }
+        }
+    }
+
+    /// "N elements (type)"; with `scaled`, a per-lane operand is counted
+    /// over the lanes, as it was compared with a shared one.
+    fn count_label(&self, view: &View, lanes: &Lanes, scaled: bool) -> String {
+        let ty = self.tensor_text(&view.ty);
+        let own = self.expr_text(&normalize(&levels_size(&view.ty.levels)));
+        if scaled && self.per_lane(view, lanes) {
+            let total = self.expr_text(&normalize(&self.lane_count(view, lanes)));
+            format!(
+                "{total} elements: {own} per thread ({ty}) over {} threads",
+                lanes.0.len()
+            )
+        } else {
+            format!("{own} elements ({ty})")
+        }
+    }
+
+    fn matmul_shapes(&mut self, c: &View, a: &View, b: &View) {
+        let operands = [("C", c), ("A", a), ("B", b)];
+        let mut shapes = Vec::new();
+        for (name, view) in operands {
+            match matrix(&view.ty.levels) {
+                Some(shape) => shapes.push(shape),
+                None => {
+                    let text = self.tensor_text(&view.ty);
+                    self.report(
+                        Diagnostic::error(
+                            codes::MATMUL_SHAPES,
+                            format!("the `MatMul` operand {name} is not a matrix"),
+                            view.span,
+                        )
+                        .with_label(format!("of type {text}"))
+                        .with_note("a MatMul operand has two modes at every level (rows, columns), or is a scalar")
+                        .with_help("tile or index the operand down to rows × columns"),
+                    );
+                    return;
+                }
+            }
+        }
+        let [(m_c, n_c), (m_a, k_a), (k_b, n_b)] = [&shapes[0], &shapes[1], &shapes[2]];
+        let checks = [
+            (same(m_a, m_c), "A and C must have as many rows (M)"),
+            (same(k_a, k_b), "A's columns and B's rows must agree (K)"),
+            (same(n_b, n_c), "B and C must have as many columns (N)"),
+        ];
+        if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
+            let show = |(rows, columns): &(Expr, Expr)| {
+                format!("{}×{}", self.expr_text(rows), self.expr_text(columns))
+            };
+            let (tc, ta, tb) = (show(&shapes[0]), show(&shapes[1]), show(&shapes[2]));
+            self.report(
+                Diagnostic::error(
+                    codes::MATMUL_SHAPES,
+                    format!("`MatMul` of {ta} by {tb} into {tc}"),
+                    a.span.join(b.span),
+                )
+                .with_label(why.to_string())
+                .with_secondary(c.span, format!("C is {tc}"))
+                .with_note("C += A·B needs A: M×K, B: K×N, C: M×N")
+                .with_help("tile A, B and C so that their extents agree"),
+            );
+        }
+    }
+
+    fn reduction(
+        &mut self,
+        spec: &ast::SpecStmt,
+        axes: &[u32],
+        y: &View,
+        x: &View,
+        lanes: Option<&Lanes>,
+    ) {
+        let Some(extents) = logical_extents(&x.ty.levels) else {
+            let text = self.tensor_text(&x.ty);
+            self.report(
+                Diagnostic::error(codes::REDUCTION_AXES, "the input's levels have different ranks", x.span)
+                    .with_label(format!("of type {text}"))
+                    .with_note("axes name modes; a mode exists across levels only when every level has the same rank")
+                    .with_help("index the input down to levels of one rank"),
+            );
+            return;
+        };
+        let mut seen = Vec::new();
+        for &axis in axes {
+            if axis as usize >= extents.len() || seen.contains(&axis) {
+                let problem = if seen.contains(&axis) {
+                    format!("axis {axis} is listed twice")
+                } else {
+                    format!("axis {axis} of an input with {} modes", extents.len())
+                };
+                let text = self.tensor_text(&x.ty);
+                self.report(
+                    Diagnostic::error(codes::REDUCTION_AXES, problem, spec.kind_span)
+                        .with_label("the axes of this reduction")
+                        .with_secondary(x.span, format!("of type {text}"))
+                        .with_help(format!(
+                            "list distinct axes from 0 to {}",
+                            extents.len().saturating_sub(1)
+                        )),
+                );
+                return;
+            }
+            seen.push(axis);
+        }
+        let Some(lanes) = lanes else {
+            return;
+        };
+        let kept = extents
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !axes.contains(&(*i as u32)))
+            .fold(Expr::Const(1), |acc, (_, e)| Expr::mul(acc, e.clone()));
+        let scale = |per_lane: bool| if per_lane { lanes.0.len() as i64 } else { 1 };
+        let expected = Expr::mul(kept.clone(), Expr::Const(scale(self.per_lane(x, lanes))));
+        let found = self.lane_count(y, lanes);
+        if !same(&expected, &found) {
+            let scaled = self.per_lane(x, lanes) != self.per_lane(y, lanes);
+            let shown = if scaled { &expected } else { &kept };
+            let (expected_text, found_label) = (
+                self.expr_text(&normalize(shown)),
+                self.count_label(y, lanes, scaled),
+            );
+            self.report(
+                Diagnostic::error(
+                    codes::SIZE_MISMATCH,
+                    format!("the output of this reduction must hold {expected_text} elements"),
+                    y.span,
+                )
+                .with_label(found_label)
+                .with_secondary(x.span, "the modes not reduced give the output's elements")
+                .with_help("declare the output with the input's modes minus the reduced axes"),
+            );
+        }
+    }
+
+    fn shfl(&mut self, spec: &ast::SpecStmt, mask: u32, y: &View, x: &View, threads: &GroupVal) {
+        if mask > 31 {
+            self.report(
+                Diagnostic::error(
+                    codes::SHFL,
+                    format!("butterfly mask {mask}"),
+                    spec.kind_span,
+                )
+                .with_label("lanes are 0 to 31, so masks are too")
+                .with_help("use a mask below 32, e.g. 16, 8, 4, 2, 1 for a reduction"),
+            );
+        }
+        for view in [y, x] {
+            if view.ty.memory != Memory::Registers {
+                self.report(
+                    Diagnostic::error(
+                        codes::SHFL,
+                        format!("`Shfl` on a tensor in {}", view.ty.memory.name()),
+                        view.span,
+                    )
+                    .with_label("not registers")
+                    .with_note("a shuffle exchanges registers between the lanes of a warp")
+                    .with_help("move the data into registers (`.RF`) first"),
+                );
+            }
+        }
+        let warp = threads
+            .ty
+            .levels
+            .last()
+            .and_then(constant_layout)
+            .filter(|lanes| lanes.size() == 32)
+            .filter(|lanes| {
+                let mut ids: Vec<i64> = lanes.offsets().collect();
+                ids.sort_unstable();
+                ids == (0..32).collect::<Vec<_>>()
+            });
+        let outer_aligned = threads.ty.levels[..threads.ty.levels.len().saturating_sub(1)]
+            .iter()
+            .flat_map(|level| level.stride.leaves())
+            .all(|stride| stride.as_const().is_some_and(|d| d % 32 == 0));
+        if warp.is_none() || !outer_aligned {
+            let text = self.group_text(&threads.ty);
+            self.report(
+                Diagnostic::error(codes::SHFL, "`Shfl` needs a warp-sized group", spec.threads.span)
+                    .with_label(format!("of type {text}"))
+                    .with_note("the innermost level must be the 32 lanes of a hardware warp (ids 0 to 31 of each instance)")
+                    .with_help("execute it with the warps of the block, e.g. `#t.tile(32)`"),
+            );
+        }
+    }
+}
+
+fn kind_name(kind: &SpecKind) -> &'static str {
+    match kind {
+        SpecKind::Move { .. } => "Move",
+        SpecKind::MatMul { .. } => "MatMul",
+        SpecKind::Unary(_) => "UnaryPointwise",
+        SpecKind::Binary(_) => "BinaryPointwise",
+        SpecKind::Reduction { .. } => "Reduction",
+        SpecKind::Shfl { .. } => "Shfl",
+        SpecKind::Init { .. } => "Init",
+        SpecKind::Generic => "Spec",
+    }
+}

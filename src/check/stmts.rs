@@ -1,0 +1,407 @@
+//! Stage 2, check: statements and kernels — specs (operands, launch or
+//! executing groups, the kind's rules, the body), loops, conditionals and
+//! synchronisation, and the assembly of a checked `ir::Kernel`: kernel scope
+//! holds declarations, definitions and exactly one spec, the outermost,
+//! whose groups are the launch.
+
+use crate::diag::{Diagnostic, Span};
+use crate::expr::Expr;
+use crate::ir::{self, NamedSpan};
+use crate::syntax::ast::{self, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind};
+
+use super::codes;
+use super::env::{Binding, Checked, Checker, LoopInfo, Namespace, Poisoned};
+use super::ints::IntContext;
+use super::symbolic::needs_positive_check;
+
+fn unary(op: ast::UnaryOp) -> ir::UnaryOp {
+    match op {
+        ast::UnaryOp::Relu => ir::UnaryOp::Relu,
+        ast::UnaryOp::Exp => ir::UnaryOp::Exp,
+        ast::UnaryOp::Exp2 => ir::UnaryOp::Exp2,
+        ast::UnaryOp::Rsqrt => ir::UnaryOp::Rsqrt,
+        ast::UnaryOp::Neg => ir::UnaryOp::Neg,
+        ast::UnaryOp::Abs => ir::UnaryOp::Abs,
+    }
+}
+
+fn binary(op: ast::BinaryOp) -> ir::BinaryOp {
+    match op {
+        ast::BinaryOp::Add => ir::BinaryOp::Add,
+        ast::BinaryOp::Sub => ir::BinaryOp::Sub,
+        ast::BinaryOp::Mul => ir::BinaryOp::Mul,
+        ast::BinaryOp::Max => ir::BinaryOp::Max,
+        ast::BinaryOp::Min => ir::BinaryOp::Min,
+    }
+}
+
+fn reduce(op: ast::ReduceOp) -> ir::ReduceOp {
+    match op {
+        ast::ReduceOp::Add => ir::ReduceOp::Add,
+        ast::ReduceOp::Max => ir::ReduceOp::Max,
+    }
+}
+
+fn compare(op: ast::CmpOp) -> ir::CompareOp {
+    match op {
+        ast::CmpOp::Eq => ir::CompareOp::Eq,
+        ast::CmpOp::Ne => ir::CompareOp::Ne,
+        ast::CmpOp::Lt => ir::CompareOp::Lt,
+        ast::CmpOp::Le => ir::CompareOp::Le,
+        ast::CmpOp::Gt => ir::CompareOp::Gt,
+        ast::CmpOp::Ge => ir::CompareOp::Ge,
+    }
+}
+
+/// What a statement that cannot stand at kernel scope is called.
+fn control_name(kind: &StmtKind) -> Option<&'static str> {
+    match kind {
+        StmtKind::For(_) => Some("`for`"),
+        StmtKind::If(_) => Some("`if`"),
+        StmtKind::Sync => Some("`sync`"),
+        StmtKind::AsyncCommit => Some("`async_commit`"),
+        StmtKind::AsyncWait(_) => Some("`async_wait`"),
+        StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
+    }
+}
+
+impl Checker {
+    /// A whole kernel: its kernel-scope statements, then the assembly.
+    pub(crate) fn kernel(&mut self, kernel: &ast::Kernel) -> Checked<ir::Kernel> {
+        self.scan_definitions(&kernel.body);
+        let mut root: Option<(Checked<ir::SpecStmt>, Span)> = None;
+        for stmt in &kernel.body.stmts {
+            if let Some(spec) = self.kernel_stmt(stmt) {
+                match &root {
+                    Some((_, first)) => {
+                        let first = *first;
+                        self.report(
+                            Diagnostic::error(
+                                codes::KERNEL_SCOPE,
+                                "a second spec at kernel scope",
+                                stmt.span,
+                            )
+                            .with_label("a kernel has exactly one outermost spec")
+                            .with_secondary(first, "the kernel's spec")
+                            .with_help("put further specs inside the body of the first one"),
+                        );
+                    }
+                    None => root = Some((self.spec(spec, stmt.span, true), stmt.span)),
+                }
+            }
+        }
+        let Some((root, _)) = root else {
+            let span = if kernel.name.span.is_empty() {
+                kernel.span
+            } else {
+                kernel.name.span
+            };
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::NO_SPEC,
+                    format!("the kernel `{}` has no spec", kernel.name.text),
+                    span,
+                )
+                .with_label("nothing to launch")
+                .with_note(
+                    "a kernel's outermost spec names its launch groups and states what it computes",
+                )
+                .with_help("add the spec, e.g. `%c <- MatMul<<<#b, #t>>>(%a, %b) { … }`"),
+            ));
+        };
+        let root = root?;
+        let launch = self.launch.clone().ok_or(Poisoned)?;
+        Ok(ir::Kernel {
+            name: kernel.name.text.clone(),
+            span: kernel.span,
+            dims: self.kernel.dims.clone(),
+            loops: self.kernel.loops.clone(),
+            buffers: self.kernel.buffers.clone(),
+            params: self.kernel.params.clone(),
+            requirements: self.kernel.requirements.clone(),
+            grid: launch.grid,
+            block: launch.block,
+            root,
+        })
+    }
+
+    /// A statement at kernel scope; returns the spec, if it is one.
+    pub(crate) fn kernel_stmt<'a>(&mut self, stmt: &'a Stmt) -> Option<&'a ast::SpecStmt> {
+        match &stmt.kind {
+            StmtKind::Tensor(def) => self.tensor_def(def),
+            StmtKind::Group(def) => self.group_def(def),
+            StmtKind::Indices(def) => self.indices_def(def),
+            StmtKind::Spec(spec) => return Some(spec),
+            StmtKind::For(_)
+            | StmtKind::If(_)
+            | StmtKind::Sync
+            | StmtKind::AsyncCommit
+            | StmtKind::AsyncWait(_) => {
+                let what = control_name(&stmt.kind).unwrap_or("this statement");
+                self.report(
+                    Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
+                        .with_label("outside every spec")
+                        .with_note("kernel scope declares the parameters and groups and holds the outermost spec; what runs is in that spec's body")
+                        .with_help("move it into the body of the kernel's spec"),
+                );
+            }
+        }
+        None
+    }
+
+    /// The statements of a block, in a scope of their own.
+    pub(crate) fn block(&mut self, block: &Block) -> Vec<ir::Stmt> {
+        self.push_scope();
+        let mut out = Vec::new();
+        for stmt in &block.stmts {
+            out.extend(self.body_stmt(stmt));
+        }
+        self.pop_scope();
+        out
+    }
+
+    fn body_stmt(&mut self, stmt: &Stmt) -> Option<ir::Stmt> {
+        match &stmt.kind {
+            StmtKind::Tensor(def) => {
+                self.tensor_def(def);
+                None
+            }
+            StmtKind::Group(def) => {
+                self.group_def(def);
+                None
+            }
+            StmtKind::Indices(def) => {
+                self.indices_def(def);
+                None
+            }
+            StmtKind::Spec(spec) => self.spec(spec, stmt.span, false).ok().map(ir::Stmt::Spec),
+            StmtKind::For(for_loop) => self.for_loop(for_loop, stmt.span),
+            StmtKind::If(if_stmt) => self.if_stmt(if_stmt, stmt.span),
+            StmtKind::Sync => Some(ir::Stmt::Sync(stmt.span)),
+            StmtKind::AsyncCommit => Some(ir::Stmt::AsyncCommit(stmt.span)),
+            StmtKind::AsyncWait(count) => self.async_wait(count, stmt.span),
+        }
+    }
+
+    /// A spec: operands, groups (the launch if `outermost`), the kind's
+    /// rules, then the body.
+    pub(crate) fn spec(
+        &mut self,
+        spec: &ast::SpecStmt,
+        span: Span,
+        outermost: bool,
+    ) -> Checked<ir::SpecStmt> {
+        let outputs: Vec<Checked<ir::View>> =
+            spec.outputs.iter().map(|e| self.tensor_value(e)).collect();
+        let inputs: Vec<Checked<ir::View>> =
+            spec.inputs.iter().map(|e| self.tensor_value(e)).collect();
+        let kind = self.spec_kind(&spec.kind, spec.kind_span);
+        let blocks = self.group_value(&spec.blocks);
+        let threads = self.group_value(&spec.threads);
+        if outermost {
+            self.launch = self.launch(spec, &blocks, &threads).ok();
+        } else {
+            // Reported inside; the spec's operands are still worth checking.
+            let _ = self.executing_groups(spec, &blocks, &threads);
+        }
+        let outputs: Checked<Vec<ir::View>> = outputs.into_iter().collect();
+        let inputs: Checked<Vec<ir::View>> = inputs.into_iter().collect();
+        if let (Ok(kind), Ok(outs), Ok(ins), Ok(group)) = (&kind, &outputs, &inputs, &threads) {
+            self.spec_rules(spec, kind, outs, ins, group);
+        }
+        let body = spec.body.as_ref().map(|block| self.block(block));
+        Ok(ir::SpecStmt {
+            kind: kind?,
+            outputs: outputs?,
+            inputs: inputs?,
+            blocks: blocks?.ty,
+            threads: threads?.ty,
+            body,
+            span,
+        })
+    }
+
+    fn spec_kind(&mut self, kind: &ast::SpecKind, span: Span) -> Checked<ir::SpecKind> {
+        Ok(match kind {
+            ast::SpecKind::Move { asynchronous } => ir::SpecKind::Move {
+                asynchronous: *asynchronous,
+            },
+            ast::SpecKind::MatMul { overwrite } => ir::SpecKind::MatMul {
+                accumulate: !overwrite,
+            },
+            ast::SpecKind::UnaryPointwise(op) => ir::SpecKind::Unary(unary(*op)),
+            ast::SpecKind::BinaryPointwise(op) => ir::SpecKind::Binary(binary(*op)),
+            ast::SpecKind::Reduction(op, axes) => {
+                let values: Vec<Checked<i64>> = axes
+                    .iter()
+                    .map(|axis| self.constant(axis, "reduction axes"))
+                    .collect();
+                let mut out = Vec::with_capacity(values.len());
+                for (value, axis) in values.into_iter().zip(axes) {
+                    let value = value?;
+                    let Ok(value) = u32::try_from(value) else {
+                        return Err(self.fail(
+                            Diagnostic::error(
+                                codes::REDUCTION_AXES,
+                                format!("axis {value}"),
+                                axis.span,
+                            )
+                            .with_label("axes are numbered from 0")
+                            .with_help("name the input's modes 0, 1, …"),
+                        ));
+                    };
+                    out.push(value);
+                }
+                ir::SpecKind::Reduction {
+                    op: reduce(*op),
+                    axes: out,
+                }
+            }
+            ast::SpecKind::Shfl(ast::ShflMode::Bfly, mask) => {
+                let value = self.constant(mask, "a shuffle mask")?;
+                let Ok(mask) = u32::try_from(value) else {
+                    return Err(self.fail(
+                        Diagnostic::error(codes::SHFL, format!("butterfly mask {value}"), span)
+                            .with_label("masks are lane numbers, 0 to 31")
+                            .with_help("use a mask such as 16, 8, 4, 2 or 1"),
+                    ));
+                };
+                ir::SpecKind::Shfl { mask }
+            }
+            ast::SpecKind::Init(value) => ir::SpecKind::Init { value: *value },
+            ast::SpecKind::Generic => ir::SpecKind::Generic,
+        })
+    }
+
+    fn for_loop(&mut self, for_loop: &ForLoop, span: Span) -> Option<ir::Stmt> {
+        let lo = self.int(&for_loop.init, IntContext::Runtime);
+        let hi = self.int(&for_loop.bound, IntContext::Runtime);
+        let step = self.int(&for_loop.step, IntContext::Runtime);
+        if let Ok(value) = &step {
+            match value.as_const() {
+                Some(v) if v <= 0 => self.report(
+                    Diagnostic::error(
+                        codes::LOOP_STEP,
+                        format!("a loop step of {v}"),
+                        for_loop.step.span,
+                    )
+                    .with_label("the step must be positive")
+                    .with_note("loops count upward to their exclusive bound")
+                    .with_help("count upward, e.g. `k += 1`"),
+                ),
+                Some(_) => {}
+                None if needs_positive_check(value) => self.require(ir::Requirement::Positive {
+                    value: value.clone(),
+                    span: for_loop.step.span,
+                }),
+                None => {}
+            }
+        }
+        let constant = |value: &Checked<Expr>| value.as_ref().ok().and_then(Expr::as_const);
+        let constant_bounds = match (constant(&lo), constant(&hi), constant(&step)) {
+            (Some(lo), Some(hi), Some(step)) => Some((lo, hi, step)),
+            _ => None,
+        };
+        let id = self.kernel.loops.len() as u32;
+        self.kernel.loops.push(NamedSpan {
+            name: for_loop.var.text.clone(),
+            span: for_loop.var.span,
+        });
+        let first = lo.as_ref().ok().and_then(|lo| self.bounds(lo).lo);
+        let last = hi
+            .as_ref()
+            .ok()
+            .and_then(|hi| self.bounds(hi).hi)
+            .and_then(|hi| hi.checked_sub(1));
+        self.kernel.loop_info.push(LoopInfo {
+            range: (first, last),
+            header: Span::new(span.start, for_loop.bound.span.end),
+            unroll: false,
+            constant_bounds,
+        });
+        self.push_scope();
+        self.define(Namespace::Ident, &for_loop.var, Binding::Loop(id), false);
+        let body = self.block(&for_loop.body);
+        self.pop_scope();
+        let unroll = self.kernel.loop_info[id as usize].unroll;
+        Some(ir::Stmt::For(ir::ForStmt {
+            var: id,
+            lo: lo.ok()?,
+            hi: hi.ok()?,
+            step: step.ok()?,
+            unroll,
+            body,
+            span,
+        }))
+    }
+
+    /// `if … else if … else …` becomes nested `IfStmt`s, one per branch.
+    fn if_stmt(&mut self, if_stmt: &IfStmt, span: Span) -> Option<ir::Stmt> {
+        let branches: Vec<(Checked<ir::Cond>, Vec<ir::Stmt>, Span)> = if_stmt
+            .branches
+            .iter()
+            .map(|(cond, block)| (self.cond(cond), self.block(block), cond.span))
+            .collect();
+        let mut else_body = if_stmt
+            .otherwise
+            .as_ref()
+            .map(|block| self.block(block))
+            .unwrap_or_default();
+        let mut failed = false;
+        for (index, (cond, then_body, cond_span)) in branches.into_iter().enumerate().rev() {
+            let Ok(cond) = cond else {
+                failed = true;
+                continue;
+            };
+            let node_span = if index == 0 {
+                span
+            } else {
+                Span::new(cond_span.start, span.end)
+            };
+            else_body = vec![ir::Stmt::If(ir::IfStmt {
+                cond,
+                then_body,
+                else_body,
+                span: node_span,
+            })];
+        }
+        if failed { None } else { else_body.pop() }
+    }
+
+    fn cond(&mut self, cond: &Cond) -> Checked<ir::Cond> {
+        match &cond.kind {
+            CondKind::Compare(op, a, b) => {
+                let a = self.int(a, IntContext::Runtime);
+                let b = self.int(b, IntContext::Runtime);
+                Ok(ir::Cond::Compare(compare(*op), a?, b?))
+            }
+            CondKind::And(a, b) => {
+                let a = self.cond(a);
+                let b = self.cond(b);
+                Ok(ir::Cond::And(Box::new(a?), Box::new(b?)))
+            }
+            CondKind::Or(a, b) => {
+                let a = self.cond(a);
+                let b = self.cond(b);
+                Ok(ir::Cond::Or(Box::new(a?), Box::new(b?)))
+            }
+        }
+    }
+
+    fn async_wait(&mut self, count: &IntExpr, span: Span) -> Option<ir::Stmt> {
+        let value = self
+            .constant(count, "the number of pending copy groups")
+            .ok()?;
+        match u32::try_from(value) {
+            Ok(pending) => Some(ir::Stmt::AsyncWait { pending, span }),
+            Err(_) => {
+                self.report(
+                    Diagnostic::error(codes::ASYNC_WAIT, format!("`async_wait({value})`"), count.span)
+                        .with_label("the number of copy groups left pending: 0 to 4294967295")
+                        .with_help("`async_wait(0)` waits for every copy; `async_wait(1)` leaves the newest group in flight"),
+                );
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The rules, beyond the golden cases: what each rule accepts, the IR it
+//! records (unrolled loops, requirements), and that poisoned values do not
+//! cascade.
+
+use pretty_assertions::assert_eq;
+
+use super::{check, codes_of};
+use crate::check::codes;
+use crate::ir::Stmt;
+
+/// A kernel with a 32-thread block whose spec body is `body`, after the
+/// kernel-scope declarations `decls`.
+fn kernel_with(decls: &str, body: &str) -> String {
+    format!(
+        "{decls}\n#b:[1].block\n#t:[32].thread\n%out:[32].fp32.GL\n%out <- Spec<<<#b, #t>>>() {{\n{body}\n}}\n"
+    )
+}
+
+#[test]
+fn accepted_programs() {
+    for (what, decls, body) in [
+        (
+            "an asynchronous copy from global to shared memory",
+            "%g:[256].fp16.GL\n%s:[256].fp16.SH",
+            "@i = #t.indices()\n%s.tile(8)[@i, _] <- Move<async><<<#b, #t.scalar()>>>(%g.tile(8)[@i, _])",
+        ),
+        (
+            "a shuffle by warps, a reduction, pointwise kinds",
+            "%x:[2].fp32.RF\n%y:[1].fp32.RF",
+            "%y <- Reduction<max, [0]><<<#b, #t.scalar()>>>(%x)\n%y <- Shfl<bfly, 1><<<#b, #t.tile(32)>>>(%y)\n%x <- UnaryPointwise<exp2><<<#b, #t.scalar()>>>(%x)\n%x <- BinaryPointwise<mul><<<#b, #t.scalar()>>>(%x, %x)",
+        ),
+        (
+            "a warp-wide move of a shared tile into per-thread registers",
+            "%s:[16,16 : 16,1].fp16.SH\n%r:[2,4 : 4,1].fp16.RF",
+            "%r <- Move<<<#b, #t>>>(%s) {}",
+        ),
+        (
+            "a loop with a symbolic bound over shared memory",
+            "%a:[K].fp32.GL\n%s:[32].fp32.SH",
+            "for (k = 0; k < K/32; k += 1) {\n%s <- Move<<<#b, #t>>>(%a.tile(32)[k, _]) {}\n}",
+        ),
+        (
+            "conditions over indices, loop variables and dims",
+            "%a:[N].fp32.GL",
+            "@i = #t.indices()\nfor (k = 0; k < 4; k += 1) {\nif (@i < 16 && k != 2 || N > 64) { sync } else if (@i == 0) { async_commit } else { async_wait(1) }\n}",
+        ),
+        (
+            "a decomposed MatMul on whole shared tiles",
+            "%a:[32,16].fp16.SH\n%w:[16,8].fp16.SH\n%c:[32,8].fp32.SH",
+            "%c <- MatMul<overwrite><<<#b, #t>>>(%a, %w) {}",
+        ),
+    ] {
+        let src = kernel_with(decls, body);
+        let result = check("accepted.gph", &src);
+        assert!(result.is_ok(), "{what}: {:#?}", result.err());
+    }
+}
+
+#[test]
+fn register_indices_unroll_their_loops() {
+    let src = kernel_with(
+        "%r:[8].fp32.RF\n%g:[8, 32].fp32.GL",
+        "@i = #t.indices()\nfor (k = 0; k < 8; k += 1) {\nfor (j = 0; j < 2; j += 1) {\n%r[k] <- Move<<<#b, #t.scalar()>>>(%g[j, @i])\n}\n}",
+    );
+    let program = check("unroll.gph", &src).unwrap_or_else(|d| panic!("{d:#?}"));
+    let body = program.kernels[0].root.body.as_ref().unwrap();
+    let Some(Stmt::For(outer)) = body.first() else {
+        panic!("loop expected")
+    };
+    let Some(Stmt::For(inner)) = outer.body.first() else {
+        panic!("inner loop expected")
+    };
+    assert!(outer.unroll, "k indexes registers");
+    assert!(!inner.unroll, "j indexes global memory only");
+}
+
+#[test]
+fn rejected_programs_and_their_codes() {
+    for (what, decls, body, expected) in [
+        (
+            "registers counted per lane against a shared tile",
+            "%s:[16,16].fp16.SH\n%r:[2,2].fp16.RF",
+            "%r <- Move<<<#b, #t>>>(%s) {}",
+            vec![codes::SIZE_MISMATCH],
+        ),
+        (
+            "a reduction whose output keeps the wrong modes",
+            "%x:[4,8].fp32.RF\n%y:[8].fp32.RF",
+            "%y <- Reduction<add, [1]><<<#b, #t.scalar()>>>(%x)",
+            vec![codes::SIZE_MISMATCH],
+        ),
+        (
+            "a repeated reduction axis",
+            "%x:[4,8].fp32.RF\n%y:[1].fp32.RF",
+            "%y <- Reduction<add, [0, 0]><<<#b, #t.scalar()>>>(%x)",
+            vec![codes::REDUCTION_AXES],
+        ),
+        (
+            "a shuffle mask past the warp and on shared memory",
+            "%s:[1].fp32.SH",
+            "%s <- Shfl<bfly, 32><<<#b, #t>>>(%s)",
+            vec![codes::SHFL, codes::SHFL, codes::SHFL],
+        ),
+        (
+            "an atomic MatMul<overwrite>",
+            "%c:[1].fp32.RF",
+            "%c <- MatMul<overwrite><<<#b, #t.scalar()>>>(%c, %c)",
+            vec![codes::MUST_DECOMPOSE],
+        ),
+        (
+            "a MatMul operand that is not a matrix",
+            "%a:[4,4,4].fp16.SH\n%c:[4,4].fp32.SH",
+            "%c <- MatMul<<<#b, #t>>>(%a, %c) {}",
+            vec![codes::MATMUL_SHAPES],
+        ),
+        (
+            "a global allocation",
+            "",
+            "%g:[8].fp32.GL = Allocate()",
+            vec![codes::GLOBAL_NOT_PARAMETER],
+        ),
+        (
+            "an allocation without a type",
+            "",
+            "%g = Allocate()",
+            vec![codes::BAD_OPERATION],
+        ),
+        (
+            "an index in a type",
+            "",
+            "@i = #t.indices()\n%x:[@i].fp32.RF",
+            vec![codes::WRONG_KIND],
+        ),
+        (
+            "a loop variable in a type",
+            "",
+            "for (k = 1; k < 4; k += 1) {\n%x:[k].fp32.RF\n}",
+            vec![codes::WRONG_KIND],
+        ),
+        (
+            "a loop variable named like a constant",
+            "const N = 4",
+            "for (N = 0; N < 4; N += 1) { sync }",
+            vec![codes::DUPLICATE],
+        ),
+        (
+            "a constant coordinate out of range",
+            "%s:[8].fp32.SH",
+            "%e = %s[8]",
+            vec![codes::OUT_OF_RANGE],
+        ),
+        (
+            "a negative coordinate",
+            "%s:[8].fp32.SH",
+            "%e = %s[0 - 1]",
+            vec![codes::OUT_OF_RANGE],
+        ),
+        (
+            "`_` in a tile layout for another rank",
+            "%s:[8].fp32.SH",
+            "%e = %s.tile([4, _])",
+            vec![codes::TILE_ARITY],
+        ),
+        (
+            "a tuple coordinate on a flat mode",
+            "%s:[8].fp32.SH",
+            "%e = %s[(1, 2)]",
+            vec![codes::BAD_COORDINATES],
+        ),
+        (
+            "too many coordinates",
+            "%s:[8].fp32.SH",
+            "%e = %s[1, 2]",
+            vec![codes::BAD_COORDINATES],
+        ),
+        (
+            "a group annotation that differs",
+            "",
+            "#w:[4].[8 : 2].thread = #t.tile(8)",
+            vec![codes::TYPE_MISMATCH],
+        ),
+        (
+            "a group used as a tensor",
+            "",
+            "%x = #t.tile(8)",
+            vec![codes::WRONG_KIND],
+        ),
+        (
+            "`.scalar()` of a tensor",
+            "%s:[8].fp32.SH",
+            "%e = %s.scalar()",
+            vec![codes::BAD_OPERATION],
+        ),
+        (
+            "a reshape without a depth on a tiled group",
+            "",
+            "#w = #t.tile(8).reshape([2,2])",
+            vec![codes::BAD_RESHAPE],
+        ),
+        (
+            "a reshape of a missing level",
+            "",
+            "#w = #t.reshape(1, [4,8])",
+            vec![codes::BAD_RESHAPE],
+        ),
+        (
+            "a runtime shuffle mask",
+            "%x:[1].fp32.RF",
+            "for (k = 0; k < 2; k += 1) {\n%x <- Shfl<bfly, k><<<#b, #t>>>(%x)\n}",
+            vec![codes::NOT_CONSTANT],
+        ),
+        (
+            "a negative extent",
+            "",
+            "%x:[0 - 4].fp32.RF",
+            vec![codes::BAD_LAYOUT],
+        ),
+        (
+            "a negative stride",
+            "",
+            "%x:[4 : 0 - 1].fp32.RF",
+            vec![codes::BAD_LAYOUT],
+        ),
+        (
+            "an invalid swizzle",
+            "",
+            "%x:[64].fp16.SH.Swizzle<3,3,2>",
+            vec![codes::BAD_LAYOUT],
+        ),
+        (
+            "a tiler that cannot split a symbolic mode",
+            "%a:[M].fp32.GL",
+            "%e = %a.tile([2,2 : 1,1])",
+            vec![codes::BAD_TILE],
+        ),
+        (
+            "a symbolic hierarchical mode",
+            "%a:[(M,2)].fp32.GL",
+            "%e = %a.tile(2)",
+            vec![codes::SYMBOLIC_UNSUPPORTED],
+        ),
+    ] {
+        let src = kernel_with(decls, body);
+        assert_eq!(codes_of(&src), expected, "{what}:\n{src}");
+    }
+}
+
+#[test]
+fn launch_groups_must_number_their_ids_once() {
+    let src = "%a:[64].fp32.GL\n#b:[1].block\n#t:[32 : 2].thread\n%a <- Init<0.0><<<#b, #t>>>()\n";
+    assert_eq!(codes_of(src), [codes::BAD_LAUNCH_SIZE]);
+    let src = "%a:[64].fp32.GL\n#b:[1].block\n#t:[N].thread\n%a <- Init<0.0><<<#b, #t>>>()\n";
+    assert_eq!(codes_of(src), [codes::BAD_LAUNCH_SIZE]);
+    // A symbolic grid is fine when numbered column-major.
+    let src =
+        "%a:[M, N].fp32.GL\n#b:[M/64, N].block\n#t:[64].thread\n%a <- Init<0.0><<<#b, #t>>>()\n";
+    assert_eq!(codes_of(src), Vec::<&str>::new());
+    let src =
+        "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n#u = #t\n%a <- Init<0.0><<<#b, #u>>>()\n";
+    assert_eq!(codes_of(src), [codes::LAUNCH_NOT_DECLARED]);
+}
+
+#[test]
+fn poisoned_values_do_not_cascade() {
+    // One undefined name, used by three later definitions and a spec.
+    let src = kernel_with(
+        "%s:[64].fp32.SH",
+        "%x = %nowhere.tile(8)\n%y = %x[0, _]\n%z = %y.tile(2)\n%z <- Move<<<#b, #t.scalar()>>>(%s)",
+    );
+    assert_eq!(codes_of(&src), [codes::UNDEFINED]);
+    // A wrong annotation is reported once; the name's later uses are quiet.
+    let src = kernel_with(
+        "%s:[64].fp32.SH",
+        "%x:[4].[16].fp32.SH = %s.tile(8)\n%y = %x[0, _]\n%y.tile(3)[0, _] <- Init<0.0><<<#b, #t.scalar()>>>()",
+    );
+    assert_eq!(codes_of(&src), [codes::TYPE_MISMATCH]);
+    // Failed indices poison every name of the pattern.
+    let src = kernel_with(
+        "%s:[64].fp32.SH",
+        "@i, @j = #t.reshape(0, [4,8 : 8,0]).indices()\n%e = %s[@i]\n%f = %s[@j]",
+    );
+    assert_eq!(codes_of(&src), [codes::NOT_DECOMPOSABLE]);
+}
+
+#[test]
+fn kernels_and_constants_in_a_file() {
+    let src = "const N = 32\nconst HALF = N/2\nkernel a {\n%x:[HALF].fp32.GL\n#b:[1].block\n#t:[N].thread\n%x <- Init<1.0><<<#b, #t>>>()\n}\nkernel a {\n%y:[N].fp32.GL\n#b:[1].block\n#t:[N].thread\n%y <- Init<1.0><<<#b, #t>>>()\n}\n";
+    assert_eq!(codes_of(src), [codes::DUPLICATE]);
+    let src = "const N = 32\nconst N = 64\n";
+    assert_eq!(codes_of(src), [codes::DUPLICATE]);
+    let program = check(
+        "my-kernel.gph",
+        "%x:[8].fp32.GL\n#b:[1].block\n#t:[8].thread\n%x <- Init<0.0><<<#b, #t>>>()\n",
+    )
+    .unwrap();
+    assert_eq!(program.kernels[0].name, "my_kernel");
+}
+
+#[test]
+fn defines_override_constants() {
+    let src = "const BM = 64\n%x:[BM].fp32.GL\n#b:[1].block\n#t:[BM].thread\n%x <- Init<0.0><<<#b, #t>>>()\n";
+    let file = crate::syntax::parse_file("define.gph", src).unwrap();
+    let program = crate::check::check_file(&file, &[("BM".to_string(), 128)]).unwrap();
+    let block = crate::check::constant_layout(&program.kernels[0].block.levels[0]).unwrap();
+    assert_eq!(block.size(), 128);
+    // 2048 threads is too many: the override is what is checked.
+    let errors = crate::check::check_file(&file, &[("BM".to_string(), 2048)]).unwrap_err();
+    assert_eq!(errors[0].code, codes::BAD_LAUNCH_SIZE);
+    let errors = crate::check::check_file(&file, &[("BN".to_string(), 8)]).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].code, codes::UNKNOWN_DEFINE);
+    assert!(errors[0].primary.message.contains("BM"), "{:?}", errors[0]);
+}
