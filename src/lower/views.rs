@@ -225,29 +225,33 @@ impl OperandInfo {
             ));
         }
         if place.align < bytes {
-            return Err(self.alignment_reason(name, bytes));
+            return Err(self.alignment_reason(bytes));
         }
         Ok(bytes)
     }
 
-    /// `ld.global.v4.b32: needs 16-byte alignment; the offset is a multiple
-    /// of 2 elements (4 bytes)`.
-    pub fn alignment_reason(&self, name: &str, bytes: u32) -> String {
-        let divisor = self
-            .memory_place()
-            .map(|place| place.base_divisor)
-            .unwrap_or(1);
+    /// Why element 0 is not proven `bytes`-aligned: `needs 16-byte
+    /// alignment; the input's offset is proven only a multiple of 2 elements
+    /// (4 bytes)`.
+    pub fn alignment_reason(&self, bytes: u32) -> String {
+        let place = self.memory_place();
+        let divisor = place.as_ref().map_or(1, |place| place.base_divisor);
+        let align = place.as_ref().map_or(1, |place| place.align);
         let element_bytes = i64::from(self.scalar.bytes());
-        let proven = match self.memory_place() {
-            Ok(place) if divisor >= 1 << 20 => format!("{} bytes", place.align),
-            Ok(_) | Err(_) => format!(
-                "a multiple of {divisor} element{} ({} bytes)",
-                if divisor == 1 { "" } else { "s" },
-                divisor.saturating_mul(element_bytes)
-            ),
+        let offset_bytes = divisor.saturating_mul(element_bytes);
+        let proven = if divisor >= 1 << 20 {
+            format!("{align}-byte aligned")
+        } else {
+            let plural = if divisor == 1 { "" } else { "s" };
+            let mut text =
+                format!("a multiple of {divisor} element{plural} ({offset_bytes} bytes)");
+            if i64::from(align) != offset_bytes {
+                text.push_str(&format!(", so {align}-byte aligned"));
+            }
+            text
         };
         format!(
-            "`{name}` needs {bytes}-byte alignment; the {}'s offset is proven only {proven}",
+            "needs {bytes}-byte alignment; the {}'s offset is proven only {proven}",
             self.role
         )
     }
@@ -454,8 +458,8 @@ mod tests {
         let reason = info.single_access("ld.global.v4.b32").unwrap_err();
         assert_eq!(
             reason,
-            "`ld.global.v4.b32` needs 16-byte alignment; the input's offset is proven only a \
-             multiple of 2 elements (4 bytes)"
+            "needs 16-byte alignment; the input's offset is proven only a multiple of 2 \
+             elements (4 bytes)"
         );
         // A column of a row-major 16x16 tile: element 1 is 16 further.
         let v = view(

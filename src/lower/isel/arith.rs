@@ -229,12 +229,11 @@ fn check_fma(request: &Request, ty: FmaType) -> Result<(), Reject> {
         "multiplies pairs of elements elementwise (the paper's `__hfma2`)".to_string()
     };
     expect_counts(request, &[count; 3], &what)?;
-    let name = ArithPattern::Fma(ty).name();
     for operand in request.outputs.iter().chain(&request.inputs) {
         if count == 2 {
             expect_packed(operand)?;
         }
-        expect_single_access(operand, &name)?;
+        expect_single_access(operand)?;
     }
     Ok(())
 }
@@ -299,9 +298,8 @@ fn check_pointwise(request: &Request, op: PointOp, how: PointImpl) -> Result<(),
             ));
         }
     }
-    let name = ArithPattern::Pointwise { op, how }.name();
     for operand in request.outputs.iter().chain(&request.inputs) {
-        expect_single_access(operand, &name)?;
+        expect_single_access(operand)?;
     }
     Ok(())
 }
@@ -323,7 +321,7 @@ fn check_init(request: &Request) -> Result<(), Reject> {
     };
     immediate_bits(value, out.scalar).map_err(|reason| Reject::new(Progress::Types, reason))?;
     if out.memory != Memory::Registers {
-        expect_single_access(out, "mov (Init)")?;
+        expect_single_access(out)?;
     }
     out.register_slots()
         .map(|_| ())

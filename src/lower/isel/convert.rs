@@ -148,9 +148,8 @@ impl ConvertPattern {
             }
             expect_packed(out)?;
         }
-        let name = self.name();
-        expect_single_access(input, &name)?;
-        expect_single_access(out, &name)?;
+        expect_single_access(input)?;
+        expect_single_access(out)?;
         Ok(Plan::Convert(ConvertPlan(*self)))
     }
 }

@@ -172,7 +172,6 @@ fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
         ));
     }
     expect_warp(request, Unit::Warp)?;
-    let name = format!("ldmatrix.sync.aligned.m8n8.x{matrices}.shared.b16");
     expect_counts(
         request,
         &[2 * matrices as usize, 8],
@@ -192,14 +191,15 @@ fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
                 "each thread's input must be one row of 8 contiguous elements; the input {}",
                 place.why_not_contiguous(input.count)
             ),
+        )
+        .with_help(
+            "lay the shared tile out so that each thread's 8 elements are contiguous, e.g. \
+             row-major `[16, 16 : 16, 1]` for rows of 8",
         ));
     }
     expect_packed(out)?;
     if place.align < 16 {
-        return Err(Reject::new(
-            Progress::Alignment,
-            input.alignment_reason(&name, 16),
-        ));
+        return Err(Reject::new(Progress::Alignment, input.alignment_reason(16)));
     }
     Ok(Plan::Matrix(MatrixPlan {
         pattern: MatrixPattern::Ldmatrix { matrices },

@@ -9,7 +9,7 @@ use super::super::kernel::KernelLowering;
 use super::super::registers::{Slot, half_class, word_class};
 use super::super::views::OperandInfo;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
-use super::{expect_operands, expect_thread};
+use super::{alignment_reject, expect_operands, expect_thread};
 use crate::ir::Memory;
 use crate::ptx::{RegClass, Sm};
 
@@ -133,7 +133,6 @@ impl MemoryPattern {
 
     /// Matches a request.
     pub fn check(&self, request: &Request) -> Matched {
-        let name = self.name();
         let memories = |memory: Memory| -> Vec<Memory> { vec![memory] };
         let (outs, ins) = match *self {
             MemoryPattern::Load { from, .. } => (memories(Memory::Registers), memories(from)),
@@ -177,7 +176,7 @@ impl MemoryPattern {
         check_size(bytes, input)?;
         for operand in [out, input] {
             if operand.memory != Memory::Registers {
-                check_access(&name, bytes, operand)?;
+                check_access(bytes, operand)?;
             } else if operand.scalar.bytes() == 2 && bytes >= 4 {
                 operand
                     .packed_pairs()
@@ -225,7 +224,7 @@ fn check_size(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
 
 /// A memory operand that one access of `bytes` moves: contiguous and
 /// aligned.
-fn check_access(name: &str, bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
+fn check_access(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
     let place = operand
         .memory_place()
         .map_err(|reason| Reject::new(Progress::Layout, reason))?;
@@ -240,10 +239,7 @@ fn check_access(name: &str, bytes: u32, operand: &OperandInfo) -> Result<(), Rej
         ));
     }
     if place.align < bytes {
-        return Err(Reject::new(
-            Progress::Alignment,
-            operand.alignment_reason(name, bytes),
-        ));
+        return Err(alignment_reject(operand, bytes));
     }
     Ok(())
 }

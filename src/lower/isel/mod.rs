@@ -256,7 +256,11 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
         }
     }
     let family = family_of(&request.kind);
-    rejected.retain(|(_, pattern, _)| Some(pattern.family()) == family);
+    // Entries of another family, or of another operation of the same family
+    // (`max.f32` for an `exp`), are not near.
+    rejected.retain(|(_, pattern, reject)| {
+        Some(pattern.family()) == family && reject.progress > Progress::Kind
+    });
     rejected.sort_by_key(|(position, _, reject)| (Reverse(reject.progress), *position));
     rejected.truncate(CANDIDATES_SHOWN);
     let help = rejected
@@ -426,7 +430,7 @@ pub fn expect_scalar(request: &Request, scalars: &[crate::ir::Scalar]) -> Result
 
 /// Shared check: a memory operand is moved by one load or store (2, 4, 8 or
 /// 16 contiguous, aligned bytes); register operands pass.
-pub fn expect_single_access(operand: &OperandInfo, name: &str) -> Result<(), Reject> {
+pub fn expect_single_access(operand: &OperandInfo) -> Result<(), Reject> {
     if operand.memory == Memory::Registers {
         return Ok(());
     }
@@ -460,10 +464,7 @@ pub fn expect_single_access(operand: &OperandInfo, name: &str) -> Result<(), Rej
         ));
     }
     if place.align < bytes {
-        return Err(Reject::new(
-            Progress::Alignment,
-            operand.alignment_reason(name, bytes),
-        ));
+        return Err(alignment_reject(operand, bytes));
     }
     Ok(())
 }
@@ -471,10 +472,13 @@ pub fn expect_single_access(operand: &OperandInfo, name: &str) -> Result<(), Rej
 /// Shared check: a 16-bit register operand's elements are packed pairs.
 pub fn expect_packed(operand: &OperandInfo) -> Result<(), Reject> {
     match operand.memory {
-        Memory::Registers => operand
-            .packed_pairs()
-            .map(|_| ())
-            .map_err(|reason| Reject::new(Progress::Layout, reason)),
+        Memory::Registers => operand.packed_pairs().map(|_| ()).map_err(|reason| {
+            Reject::new(Progress::Layout, reason).with_help(
+                "lay the register tensor out so that each pair of elements is one register's \
+                 two halves, slots 2r and 2r+1 (e.g. a row-major `[2, 4 : 4, 1]` tiled by \
+                 `[1, 2]`)",
+            )
+        }),
         Memory::Global | Memory::Shared => Ok(()),
     }
 }
@@ -496,4 +500,14 @@ pub fn expect_counts(request: &Request, counts: &[usize], what: &str) -> Result<
         }
     }
     Ok(())
+}
+
+/// A rejection for an operand whose alignment to `bytes` is not proven,
+/// with the fix.
+pub fn alignment_reject(operand: &OperandInfo, bytes: u32) -> Reject {
+    let elements = bytes / operand.scalar.bytes();
+    Reject::new(Progress::Alignment, operand.alignment_reason(bytes)).with_help(format!(
+        "start each thread's view at a multiple of {elements} elements ({bytes} bytes), \
+         padding the tensor if needed, or move smaller pieces"
+    ))
 }

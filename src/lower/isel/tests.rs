@@ -81,8 +81,8 @@ fn misaligned_vectors_name_the_alignment_first() {
     assert_eq!(no.candidates[0].name, "ld.global.v4.b32");
     assert_eq!(
         no.candidates[0].reason,
-        "`ld.global.v4.b32` needs 16-byte alignment; the input's offset is proven only a \
-         multiple of 2 elements (4 bytes)"
+        "needs 16-byte alignment; the input's offset is proven only a multiple of 2 elements \
+         (4 bytes)"
     );
     assert_eq!(no.candidates.len(), CANDIDATES_SHOWN);
 }

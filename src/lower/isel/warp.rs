@@ -202,7 +202,7 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
             ),
         ));
     }
-    expect_single_access(input, "ld (reduction input)")?;
+    expect_single_access(input)?;
     Ok(Plan::Warp(WarpPlan {
         pattern: WarpPattern::Reduce(op),
         masks,
