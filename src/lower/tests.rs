@@ -230,3 +230,151 @@ fn swizzled_addresses_are_swizzled_once_per_thread() {
         assert!(opcodes.iter().any(|op| op == "LDGSTS"), "{opcodes:?}");
     }
 }
+
+/// Every per-thread arithmetic and conversion form in one kernel, so that
+/// ptxas sees each emission once.
+fn arithmetic_forms() -> crate::ir::Kernel {
+    use crate::ir::{BinaryOp, ReduceOp, UnaryOp};
+    let mut k = KernelBuilder::new("forms", 32, 1);
+    let out = k.param(
+        "out",
+        ty(vec![col_major(&[4, 32])], Scalar::Fp32, Memory::Global),
+    );
+    let regs = |k: &mut KernelBuilder, name: &str, n: i64, scalar| {
+        k.registers(name, ty(vec![col_major(&[n])], scalar, Memory::Registers))
+    };
+    let f = regs(&mut k, "f", 4, Scalar::Fp32);
+    let g = regs(&mut k, "g", 4, Scalar::Fp32);
+    let h = regs(&mut k, "h", 4, Scalar::Fp16);
+    let odd = regs(&mut k, "odd", 3, Scalar::Fp16);
+    let b = regs(&mut k, "b", 2, Scalar::Bf16);
+    let i = regs(&mut k, "i", 1, Scalar::I32);
+    let s = k.registers(
+        "s",
+        ty(vec![level(&[], &[])], Scalar::Fp32, Memory::Registers),
+    );
+    let whole = |k: &KernelBuilder, id| k.whole(id);
+    let me = || group(&[]);
+    let warp = || group(&[(&[32], &[1])]);
+    let body = vec![
+        atomic(
+            SpecKind::Init { value: 1.5 },
+            vec![whole(&k, f)],
+            vec![],
+            me(),
+        ),
+        atomic(
+            SpecKind::Init { value: -2.0 },
+            vec![whole(&k, odd)],
+            vec![],
+            me(),
+        ),
+        atomic(
+            SpecKind::Init { value: 0.25 },
+            vec![whole(&k, b)],
+            vec![],
+            me(),
+        ),
+        atomic(
+            SpecKind::Init { value: 7.0 },
+            vec![whole(&k, i)],
+            vec![],
+            me(),
+        ),
+        atomic(mv(), vec![whole(&k, h)], vec![whole(&k, f)], me()),
+        atomic(
+            SpecKind::Binary(BinaryOp::Add),
+            vec![whole(&k, h)],
+            vec![whole(&k, h), whole(&k, h)],
+            me(),
+        ),
+        atomic(
+            SpecKind::Unary(UnaryOp::Exp),
+            vec![whole(&k, h)],
+            vec![whole(&k, h)],
+            me(),
+        ),
+        atomic(
+            SpecKind::Unary(UnaryOp::Relu),
+            vec![whole(&k, b)],
+            vec![whole(&k, b)],
+            me(),
+        ),
+        atomic(
+            SpecKind::Unary(UnaryOp::Neg),
+            vec![whole(&k, odd)],
+            vec![whole(&k, odd)],
+            me(),
+        ),
+        atomic(mv(), vec![whole(&k, g)], vec![whole(&k, h)], me()),
+        atomic(
+            SpecKind::Unary(UnaryOp::Rsqrt),
+            vec![whole(&k, g)],
+            vec![whole(&k, g)],
+            me(),
+        ),
+        atomic(
+            SpecKind::Binary(BinaryOp::Max),
+            vec![whole(&k, g)],
+            vec![whole(&k, g), whole(&k, f)],
+            me(),
+        ),
+        atomic(
+            SpecKind::Shfl { mask: 1 },
+            vec![whole(&k, f)],
+            vec![whole(&k, g)],
+            warp(),
+        ),
+        atomic(
+            SpecKind::Reduction {
+                op: ReduceOp::Max,
+                axes: vec![0],
+            },
+            vec![whole(&k, s)],
+            vec![whole(&k, f)],
+            warp(),
+        ),
+        atomic(
+            mv(),
+            vec![k.view(
+                out,
+                Expr::mul(tid(), 4.into()),
+                ty(vec![col_major(&[4])], Scalar::Fp32, Memory::Global),
+            )],
+            vec![whole(&k, g)],
+            me(),
+        ),
+        atomic(
+            mv(),
+            vec![k.view(
+                out,
+                tid(),
+                ty(vec![level(&[], &[])], Scalar::Fp32, Memory::Global),
+            )],
+            vec![whole(&k, s)],
+            me(),
+        ),
+    ];
+    k.finish(body)
+}
+
+#[test]
+fn every_arithmetic_form_assembles() {
+    let text = ptx(arithmetic_forms(), &Options::default());
+    for needle in [
+        "cvt.rn.f16x2.f32",
+        "add.f16x2",
+        "ex2.approx.f32",
+        "max.bf16x2",
+        "neg.f32",
+        "cvt.f32.f16",
+        "rsqrt.approx.f32",
+        "shfl.sync.bfly.b32",
+        "max.f32",
+        "mov.b32 {%h",
+    ] {
+        assert!(text.contains(needle), "no {needle}:\n{text}");
+    }
+    assembles(&text, crate::ptx::Arch::Sm80);
+    assembles(&text, crate::ptx::Arch::Sm90);
+}

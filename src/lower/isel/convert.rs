@@ -187,10 +187,7 @@ pub fn emit(
             let halves = lowering.read_halves(input)?;
             let targets = lowering.target_words(out)?;
             for (target, half) in targets.iter().zip(halves) {
-                let wide = lowering.widen(half, from)?;
-                lowering
-                    .out
-                    .emit("mov.f32", vec![(*target).into(), wide.into()])?;
+                lowering.widen_into(half, from, *target)?;
             }
             lowering.flush_words(out, &targets)
         }

@@ -289,7 +289,7 @@ fn check_mma(
     }
     for ((operand, shape), name) in operands.iter().zip(shapes).zip(names) {
         let expected: Vec<Vec<i64>> = shape.iter().map(|level| level.to_vec()).collect();
-        if operand.dims != expected {
+        if essential(&operand.dims) != essential(&expected) {
             return Err(Reject::new(
                 Progress::Layout,
                 format!(
@@ -305,6 +305,25 @@ fn check_mma(
         }
     }
     Ok(())
+}
+
+/// A fragment shape up to unit extents: per level, the position and extent
+/// of each mode longer than 1, levels without one dropped. `[2].[2,1]` (a
+/// B fragment indexed out of a wider register tensor) is `[2,1].[2,1]`;
+/// `[2,2].[2,1]` is not `[2,2].[1,2]` (its pairs run along the other mode).
+fn essential(levels: &[Vec<i64>]) -> Vec<Vec<(usize, i64)>> {
+    levels
+        .iter()
+        .map(|level| {
+            level
+                .iter()
+                .enumerate()
+                .filter(|(_, extent)| **extent > 1)
+                .map(|(position, extent)| (position, *extent))
+                .collect::<Vec<_>>()
+        })
+        .filter(|level| !level.is_empty())
+        .collect()
 }
 
 fn shape_text(levels: &[Vec<i64>]) -> String {

@@ -256,3 +256,293 @@ fn generic_atomic_specs_have_no_candidates() {
     assert!(no.candidates.is_empty());
     assert!(no.help.unwrap().contains("give it a body"));
 }
+
+#[test]
+fn mma_fragments_compare_up_to_unit_extents() {
+    let rf = |levels, scalar| view(levels, scalar, Memory::Registers, Expr::Const(0));
+    let a = rf(
+        vec![level(&[2, 2], &[4, 2]), level(&[1, 2], &[4, 1])],
+        Scalar::Fp16,
+    );
+    let c = rf(
+        vec![level(&[2, 1], &[2, 2]), level(&[1, 2], &[2, 1])],
+        Scalar::Fp32,
+    );
+    let matmul = SpecKind::MatMul { accumulate: true };
+    // B indexed out of a [4,2] register tensor: [2].[2,1], slots 4..7.
+    let b_second = view(
+        vec![level(&[2], &[2]), level(&[2, 1], &[1, 8])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(4),
+    );
+    let r = request(
+        matmul.clone(),
+        Unit::Warp,
+        vec![c.clone()],
+        vec![a.clone(), b_second],
+    );
+    assert_eq!(
+        names_of(&r).unwrap(),
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+    );
+    // Pairs along the other mode are another fragment.
+    let b_across = rf(
+        vec![level(&[2, 1], &[2, 2]), level(&[1, 2], &[1, 1])],
+        Scalar::Fp16,
+    );
+    let no = select(&request(matmul, Unit::Warp, vec![c], vec![a, b_across])).unwrap_err();
+    assert!(
+        no.candidates[0]
+            .reason
+            .contains("wants B per thread as [2,1].[2,1]"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+fn rf(extents: &[i64], scalar: Scalar) -> View {
+    view(
+        vec![col_major(extents)],
+        scalar,
+        Memory::Registers,
+        Expr::Const(0),
+    )
+}
+
+fn with_arch(mut request: Request, arch: Arch) -> Request {
+    request.arch = Some(arch);
+    request
+}
+
+#[test]
+fn cp_async_needs_ampere_and_aligned_shared_chunks() {
+    let chunk = |memory, base| view(vec![col_major(&[8])], Scalar::Fp16, memory, base);
+    let aligned = Expr::mul(tid(), 8.into());
+    let r = request(
+        SpecKind::Move { asynchronous: true },
+        Unit::Thread,
+        vec![chunk(Memory::Shared, aligned.clone())],
+        vec![chunk(Memory::Global, aligned.clone())],
+    );
+    assert_eq!(names_of(&r).unwrap(), "cp.async.cg.shared.global/16");
+    let no = select(&with_arch(r, Arch::Sm70)).unwrap_err();
+    assert_eq!(no.candidates[0].reason, "needs sm_80; the target is sm_70");
+    let shifted = Expr::add(aligned.clone(), 4.into());
+    let r = request(
+        SpecKind::Move { asynchronous: true },
+        Unit::Thread,
+        vec![chunk(Memory::Shared, shifted)],
+        vec![chunk(Memory::Global, aligned)],
+    );
+    let no = select(&r).unwrap_err();
+    assert!(
+        no.candidates[0]
+            .reason
+            .contains("needs 16-byte alignment; the output's"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn fp32_to_fp16_packs_pairs_on_ampere_and_converts_singly_on_volta() {
+    let r = request(
+        mv(),
+        Unit::Thread,
+        vec![rf(&[2], Scalar::Fp16)],
+        vec![rf(&[2], Scalar::Fp32)],
+    );
+    assert_eq!(names_of(&r).unwrap(), "cvt.rn.f16x2.f32");
+    assert_eq!(
+        names_of(&with_arch(r, Arch::Sm70)).unwrap(),
+        "cvt.rn.f16.f32"
+    );
+    let back = request(
+        mv(),
+        Unit::Thread,
+        vec![rf(&[2], Scalar::Fp32)],
+        vec![rf(&[2], Scalar::Fp16)],
+    );
+    assert_eq!(names_of(&back).unwrap(), "cvt.f32.f16");
+    let bf16 = request(
+        mv(),
+        Unit::Thread,
+        vec![rf(&[1], Scalar::Fp32)],
+        vec![rf(&[1], Scalar::Bf16)],
+    );
+    assert_eq!(
+        names_of(&bf16).unwrap(),
+        "shl.b32 + mov.b32 (bf16 → fp32 by bits)"
+    );
+    let ints = request(
+        mv(),
+        Unit::Thread,
+        vec![rf(&[1], Scalar::Fp32)],
+        vec![rf(&[1], Scalar::I32)],
+    );
+    assert_eq!(names_of(&ints).unwrap(), "cvt.rn.f32.s32");
+}
+
+#[test]
+fn pointwise_chooses_packed_pairs_where_the_isa_has_them() {
+    let add = SpecKind::Binary(crate::ir::BinaryOp::Add);
+    let r = request(
+        add.clone(),
+        Unit::Thread,
+        vec![rf(&[4], Scalar::Fp32)],
+        vec![rf(&[4], Scalar::Fp32), rf(&[4], Scalar::Fp32)],
+    );
+    assert_eq!(names_of(&r).unwrap(), "add.f32");
+    let h = || rf(&[2], Scalar::Fp16);
+    let r = request(add, Unit::Thread, vec![h()], vec![h(), h()]);
+    assert_eq!(names_of(&r).unwrap(), "add on fp16/bf16 pairs");
+    let relu = SpecKind::Unary(crate::ir::UnaryOp::Relu);
+    let r = request(relu, Unit::Thread, vec![h()], vec![h()]);
+    assert_eq!(names_of(&r).unwrap(), "relu on fp16/bf16 pairs");
+    assert_eq!(
+        names_of(&with_arch(r, Arch::Sm70)).unwrap(),
+        "relu on fp16/bf16 through fp32"
+    );
+    let exp = SpecKind::Unary(crate::ir::UnaryOp::Exp);
+    let r = request(exp.clone(), Unit::Thread, vec![h()], vec![h()]);
+    assert_eq!(names_of(&r).unwrap(), "exp on fp16/bf16 through fp32");
+    // Mixed types: nothing, and only exp entries are listed.
+    let r = request(exp, Unit::Thread, vec![rf(&[2], Scalar::Fp32)], vec![h()]);
+    let no = select(&r).unwrap_err();
+    assert!(
+        no.candidates.iter().all(|c| c.name.contains("exp")),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn init_writes_registers_of_any_type_and_memory_in_one_store() {
+    let init = SpecKind::Init { value: 1.5 };
+    for scalar in [Scalar::Fp32, Scalar::Fp16, Scalar::Bf16] {
+        let r = request(init.clone(), Unit::Thread, vec![rf(&[3], scalar)], vec![]);
+        assert_eq!(names_of(&r).unwrap(), "mov (Init)");
+    }
+    let r = request(
+        init.clone(),
+        Unit::Thread,
+        vec![rf(&[1], Scalar::I32)],
+        vec![],
+    );
+    let no = select(&r).unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("not a i32 value"),
+        "{:?}",
+        no.candidates
+    );
+    let long = view(
+        vec![col_major(&[16])],
+        Scalar::Fp32,
+        Memory::Shared,
+        Expr::Const(0),
+    );
+    let no = select(&request(init, Unit::Thread, vec![long], vec![])).unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("one access"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn shuffles_and_reductions_need_their_lanes() {
+    let shfl = SpecKind::Shfl { mask: 16 };
+    let r = request(
+        shfl.clone(),
+        Unit::Warp,
+        vec![rf(&[2], Scalar::Fp32)],
+        vec![rf(&[2], Scalar::Fp32)],
+    );
+    assert_eq!(names_of(&r).unwrap(), "shfl.sync.bfly.b32");
+    let no = select(&request(
+        shfl,
+        Unit::Thread,
+        vec![rf(&[2], Scalar::Fp32)],
+        vec![rf(&[2], Scalar::Fp32)],
+    ))
+    .unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("whole warp"),
+        "{:?}",
+        no.candidates
+    );
+    let sum = SpecKind::Reduction {
+        op: crate::ir::ReduceOp::Add,
+        axes: vec![0],
+    };
+    let scalar_out = view(
+        vec![level(&[], &[])],
+        Scalar::Fp32,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    for unit in [Unit::Thread, Unit::Warp, Unit::Lanes { masks: vec![1, 2] }] {
+        let r = request(
+            sum.clone(),
+            unit,
+            vec![scalar_out.clone()],
+            vec![rf(&[4], Scalar::Fp32)],
+        );
+        assert_eq!(
+            names_of(&r).unwrap(),
+            "add.f32 + shfl.sync.bfly.b32 butterfly"
+        );
+    }
+    let no = select(&request(
+        sum.clone(),
+        Unit::QuadPair,
+        vec![scalar_out.clone()],
+        vec![rf(&[4], Scalar::Fp32)],
+    ))
+    .unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("quad pair"),
+        "{:?}",
+        no.candidates
+    );
+    // Keeping mode 1 of [2,3] gives 3 results, not 1.
+    let no = select(&request(
+        sum,
+        Unit::Warp,
+        vec![scalar_out],
+        vec![rf(&[2, 3], Scalar::Fp32)],
+    ))
+    .unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("kept modes (3)"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
+fn memory_to_memory_and_register_moves() {
+    let chunk = |memory| {
+        view(
+            vec![col_major(&[4])],
+            Scalar::Fp32,
+            memory,
+            Expr::mul(tid(), 4.into()),
+        )
+    };
+    let r = request(
+        mv(),
+        Unit::Thread,
+        vec![chunk(Memory::Shared)],
+        vec![chunk(Memory::Global)],
+    );
+    assert_eq!(names_of(&r).unwrap(), "ld.global.v4.b32 + st.shared.v4.b32");
+    let r = request(
+        mv(),
+        Unit::Thread,
+        vec![rf(&[3], Scalar::Fp16)],
+        vec![rf(&[3], Scalar::Fp16)],
+    );
+    assert_eq!(names_of(&r).unwrap(), "mov.b32 (register to register)");
+}

@@ -227,6 +227,12 @@ impl KernelLowering<'_, '_> {
     /// `cvt`, bf16 by moving its bits to the upper half: exact either way).
     pub fn widen(&mut self, half: Reg, scalar: Scalar) -> Result<Reg, LowerError> {
         let wide = self.out.reg(RegClass::F32);
+        self.widen_into(half, scalar, wide)?;
+        Ok(wide)
+    }
+
+    /// [`KernelLowering::widen`] into the fp32 register `wide`.
+    pub fn widen_into(&mut self, half: Reg, scalar: Scalar, wide: Reg) -> Result<(), LowerError> {
         match scalar {
             Scalar::Bf16 => {
                 let bits = self.out.reg(RegClass::B32);
@@ -241,7 +247,7 @@ impl KernelLowering<'_, '_> {
                 .out
                 .emit("cvt.f32.f16", vec![wide.into(), half.into()])?,
         }
-        Ok(wide)
+        Ok(())
     }
 
     /// An fp32 value rounded to nearest into a new 16-bit register of
