@@ -221,11 +221,12 @@ impl Expr {
                 if y == 0 {
                     return Err(EvalError::DivisionByZero(self.to_string()));
                 }
-                Ok(if matches!(self, Expr::Div(..)) {
-                    x.div_euclid(y)
+                let value = if matches!(self, Expr::Div(..)) {
+                    x.checked_div_euclid(y)
                 } else {
-                    x.rem_euclid(y)
-                })
+                    x.checked_rem_euclid(y)
+                };
+                value.ok_or_else(overflow)
             }
             Expr::And(a, b) => binary(a, b).map(|(x, y)| x & y),
             Expr::Xor(a, b) => binary(a, b).map(|(x, y)| x ^ y),
