@@ -99,6 +99,23 @@ impl Expr {
         }
     }
 
+    /// The variable, if the expression is one.
+    pub fn as_var(&self) -> Option<Var> {
+        match self {
+            Expr::Var(var) => Some(*var),
+            Expr::Const(_)
+            | Expr::Add(..)
+            | Expr::Sub(..)
+            | Expr::Mul(..)
+            | Expr::Div(..)
+            | Expr::Rem(..)
+            | Expr::And(..)
+            | Expr::Xor(..)
+            | Expr::Shr(..)
+            | Expr::Shl(..) => None,
+        }
+    }
+
     /// `a + b`, folding constants and zeros.
     #[allow(clippy::should_implement_trait)]
     pub fn add(a: Expr, b: Expr) -> Expr {
@@ -221,12 +238,13 @@ impl Expr {
                 if y == 0 {
                     return Err(EvalError::DivisionByZero(self.to_string()));
                 }
-                let value = if matches!(self, Expr::Div(..)) {
+                // `i64::MIN / -1` overflows: an error, not a panic.
+                if matches!(self, Expr::Div(..)) {
                     x.checked_div_euclid(y)
                 } else {
                     x.checked_rem_euclid(y)
-                };
-                value.ok_or_else(overflow)
+                }
+                .ok_or_else(overflow)
             }
             Expr::And(a, b) => binary(a, b).map(|(x, y)| x & y),
             Expr::Xor(a, b) => binary(a, b).map(|(x, y)| x ^ y),
@@ -244,6 +262,24 @@ impl Expr {
                     .and_then(|y| x.checked_shl(y))
                     .ok_or_else(overflow)
             }
+        }
+    }
+
+    /// Number of nodes in the tree (literals and variables count one, each
+    /// operator one more than its operands): the size that simplification
+    /// never increases.
+    pub fn node_count(&self) -> usize {
+        match self {
+            Expr::Const(_) | Expr::Var(_) => 1,
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::Div(a, b)
+            | Expr::Rem(a, b)
+            | Expr::And(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Shr(a, b)
+            | Expr::Shl(a, b) => 1 + a.node_count() + b.node_count(),
         }
     }
 
@@ -398,6 +434,16 @@ mod tests {
         assert_eq!(e.eval(&env), Err(EvalError::Unbound(Var::Dim(0))));
         let env = |v: Var| Some(if v == Var::ThreadId { 3 } else { 0 });
         assert!(matches!(e.eval(&env), Err(EvalError::DivisionByZero(_))));
+        let e = Expr::Div(Box::new(Expr::Const(i64::MIN)), Box::new(Expr::Const(-1)));
+        assert!(matches!(e.eval(&|_| None), Err(EvalError::Overflow(_))));
+    }
+
+    #[test]
+    fn node_count_counts_leaves_and_operators() {
+        assert_eq!(tid().node_count(), 1);
+        let e = Expr::rem(Expr::div(tid(), 8.into()), 4.into());
+        assert_eq!(e.node_count(), 5);
+        assert_eq!(Expr::add(e.clone(), e).node_count(), 11);
     }
 
     #[test]

@@ -3,19 +3,33 @@
 //! emitted as hoisted, common-subexpression-free integer arithmetic
 //! (`index`, `address`), its storage allocated (`shared`, `registers`), and
 //! every atomic spec matched against the instruction catalogue (`isel`).
-//! `docs/lowering.md` records the decisions.
+//! `docs/lowering.md` records the decisions. The index arithmetic rests on
+//! what is known about a kernel's variables ([`facts`]), the analyses of
+//! index expressions ([`analysis`] over the [`interval`], [`congruence`] and
+//! [`bits`] domains), their simplification ([`simplify`]) and strength
+//! reduction ([`strength`]); `docs/index-arithmetic.md` states every rule.
 
 pub mod address;
+pub mod analysis;
+pub mod bits;
+mod bitwise;
+pub mod congruence;
+mod divmod;
 pub mod emitter;
 pub mod error;
+pub mod facts;
 pub mod group;
 pub mod index;
+pub mod interval;
 pub mod irtext;
 pub mod isel;
 pub mod kernel;
+mod linear;
 pub mod prove;
 pub mod registers;
 pub mod shared;
+pub mod simplify;
+pub mod strength;
 #[cfg(test)]
 pub mod testing;
 pub mod views;

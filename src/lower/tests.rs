@@ -149,9 +149,21 @@ fn loop_invariant_addresses_are_computed_before_the_loop() {
 #[test]
 fn equal_subexpressions_are_computed_once() {
     let text = ptx(vector_copy(), &Options::default());
-    // src and dst share the element offset tid*8 + bid*1024.
+    // src and dst share the element offset tid*8 + bid*1024: computed once,
+    // then scaled onto each base.
+    assert_eq!(text.matches("%tid.x").count(), 1, "{text}");
     assert_eq!(text.matches("mad.lo.u32").count(), 1, "{text}");
-    assert_eq!(text.matches("mul.lo.u32").count(), 1, "{text}");
+    let offset = text
+        .lines()
+        .find(|line| line.contains("mad.lo.u32"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .map(|reg| reg.trim_end_matches(','))
+        .unwrap();
+    let scaled = text
+        .lines()
+        .filter(|line| line.contains("mad.wide.u32") && line.contains(&format!(" {offset},")))
+        .count();
+    assert_eq!(scaled, 2, "{text}");
     assembles(&text, crate::ptx::Arch::Sm80);
 }
 
