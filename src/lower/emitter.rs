@@ -90,6 +90,8 @@ pub struct Emitter<'c> {
     dims: Vec<Symbol>,
     statements: usize,
     span: Span,
+    /// Mark each hoisted section with a comment (`--annotate`).
+    pub annotate: bool,
 }
 
 impl<'c> Emitter<'c> {
@@ -111,6 +113,7 @@ impl<'c> Emitter<'c> {
             dims: Vec::new(),
             statements: 0,
             span,
+            annotate: false,
         })
     }
 
@@ -340,7 +343,7 @@ impl<'c> Emitter<'c> {
         let ret = self.instruction("ret", Vec::new())?;
         let kernel = self.scopes.pop().expect("the kernel scope");
         let mut statements = Vec::new();
-        flatten(kernel, &mut statements);
+        flatten(kernel, &mut statements, self.annotate);
         statements.push(Statement::Instruction(ret));
         let span = self.span;
         let error = |error| LowerError::Ptx { span, error };
@@ -357,12 +360,21 @@ impl<'c> Emitter<'c> {
     }
 }
 
-fn flatten(scope: Scope, out: &mut Vec<Statement>) {
+fn flatten(scope: Scope, out: &mut Vec<Statement>, annotate: bool) {
+    let is_loop = scope.head.is_some();
     out.extend(scope.head.map(Statement::Label));
+    if annotate && !scope.hoisted.is_empty() {
+        let what = if is_loop {
+            "hoisted: index arithmetic of this loop's iteration"
+        } else {
+            "hoisted: index arithmetic of the whole kernel"
+        };
+        out.push(Statement::Comment(what.to_string()));
+    }
     for node in scope.hoisted.into_iter().chain(scope.body) {
         match node {
             Node::Statement(statement) => out.push(statement),
-            Node::Loop(inner) => flatten(inner, out),
+            Node::Loop(inner) => flatten(inner, out, annotate),
         }
     }
 }

@@ -114,6 +114,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             })?;
         let prover = Prover::for_kernel(kernel);
         let mut out = Emitter::new(&kernel.name, catalogue, prover, kernel.span)?;
+        out.annotate = options.annotate;
         out.max_threads(block_size as u32)?;
         let plan = plan_shared(kernel, options.arch, taken)?;
         let mut entry_names: BTreeSet<String> = BTreeSet::from([kernel.name.clone()]);

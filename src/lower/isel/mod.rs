@@ -11,7 +11,6 @@ mod arith;
 mod convert;
 mod matrix;
 mod memory;
-mod pointwise;
 mod values;
 mod warp;
 
