@@ -230,11 +230,15 @@ impl KernelLowering<'_, '_> {
     }
 }
 
-/// `swizzle(Σ groups + constant)` as pieces to add plus a constant: the
-/// swizzle of each group separately when the groups and the constant have
-/// pairwise disjoint bits (then the swizzle distributes over XOR = sum) and
-/// the swizzled pieces are disjoint too; one XOR chain of the swizzled
-/// groups when only the first holds; else the swizzle of the whole sum.
+/// `swizzle(Σ groups + constant)` as pieces to add plus a constant. The
+/// swizzle is linear over XOR, so when the groups (outermost scope first)
+/// and the constant have pairwise disjoint bits, it distributes: each group
+/// is swizzled on its own, the constant at compile time. A constant that
+/// overlaps only the outermost group joins it (that group's swizzle is then
+/// computed once per constant, still outside the loops). When the swizzled
+/// pieces are disjoint too they are summed like any offset (`sw(c)` into the
+/// displacement); otherwise they are joined by one XOR chain; when even the
+/// groups overlap, the whole sum is swizzled where it is needed.
 pub fn swizzle_pieces(
     groups: Vec<Expr>,
     constant: i64,
@@ -242,12 +246,24 @@ pub fn swizzle_pieces(
     prover: &Prover,
 ) -> (Vec<Expr>, i64) {
     let disjoint = |pieces: &[Expr]| pairwise_disjoint(pieces, |a, b| prover.disjoint(a, b));
-    let mut pieces = groups.clone();
-    pieces.push(Expr::Const(constant));
-    if !disjoint(&pieces) {
-        let whole = groups.into_iter().fold(Expr::Const(constant), Expr::add);
-        return (vec![swizzle_expr(whole, swizzle)], 0);
-    }
+    let with_constant = |groups: &[Expr], constant: i64| {
+        let mut pieces = groups.to_vec();
+        pieces.push(Expr::Const(constant));
+        pieces
+    };
+    let (groups, constant) = if disjoint(&with_constant(&groups, constant)) {
+        (groups, constant)
+    } else {
+        let mut merged = groups.clone();
+        if let Some(first) = merged.first_mut() {
+            *first = Expr::add(first.clone(), Expr::Const(constant));
+        }
+        if merged.is_empty() || !disjoint(&merged) {
+            let whole = groups.into_iter().fold(Expr::Const(constant), Expr::add);
+            return (vec![swizzle_expr(whole, swizzle)], 0);
+        }
+        (merged, 0)
+    };
     let source = swizzle.source_mask() as u64;
     let swizzled: Vec<Expr> = groups
         .into_iter()
@@ -260,9 +276,7 @@ pub fn swizzle_pieces(
         })
         .collect();
     let moved_constant = swizzle.apply(constant);
-    let mut pieces = swizzled.clone();
-    pieces.push(Expr::Const(moved_constant));
-    if disjoint(&pieces) {
+    if disjoint(&with_constant(&swizzled, moved_constant)) {
         return (swizzled, moved_constant);
     }
     let chain = swizzled
@@ -294,51 +308,57 @@ mod tests {
     use super::*;
     use crate::expr::Var;
 
-    fn sum_pieces(pieces: &(Vec<Expr>, i64), env: &dyn Fn(Var) -> Option<i64>) -> i64 {
-        pieces.0.iter().map(|p| p.eval(env).unwrap()).sum::<i64>() + pieces.1
-    }
-
     #[test]
     fn swizzles_distribute_over_disjoint_parts() {
         let swizzle = Swizzle::new(3, 3, 3).unwrap();
-        let prover = Prover::with_threads(128).with_loop(0, 0, Some(4), 1);
         let tid = Expr::var(Var::ThreadId);
-        // chunk (tid % 8) * 8, row (tid / 8) * 64, pass p * 1024, constant 2 * 8.
+        // chunk (tid % 8) * 8, row (tid / 8) * 64, pass p * 1024.
         let thread = Expr::add(
             Expr::mul(Expr::rem(tid.clone(), 8.into()), 8.into()),
             Expr::mul(Expr::div(tid, 8.into()), 64.into()),
         );
         let pass = Expr::mul(Expr::var(Var::Loop(0)), 1024.into());
-        for constant in [0, 16, 4096, 64 * 3] {
-            let pieces = swizzle_pieces(
-                vec![thread.clone(), pass.clone()],
-                constant,
-                swizzle,
-                &prover,
-            );
-            for t in 0..128 {
-                for p in 0..4 {
-                    let env = move |v: Var| match v {
-                        Var::ThreadId => Some(t),
-                        Var::Loop(0) => Some(p),
-                        Var::BlockId | Var::Dim(_) | Var::Loop(_) => None,
-                    };
-                    let offset = thread.eval(&env).unwrap() + p * 1024 + constant;
-                    let got = if pieces.0.len() == 1 && pieces.1 == 0 {
-                        pieces.0[0].eval(&env).unwrap()
-                    } else {
-                        sum_pieces(&pieces, &env)
-                    };
-                    assert_eq!(got, swizzle.apply(offset), "t={t} p={p} c={constant}");
+        let mut shapes = std::collections::BTreeSet::new();
+        for threads in [64, 128] {
+            let prover = Prover::with_threads(threads).with_loop(0, 0, Some(4), 1);
+            for constant in [0, 8, 16, 4096, 64 * 3] {
+                let pieces = swizzle_pieces(
+                    vec![thread.clone(), pass.clone()],
+                    constant,
+                    swizzle,
+                    &prover,
+                );
+                shapes.insert((pieces.0.len(), pieces.1 != 0));
+                for t in 0..threads {
+                    for p in 0..4 {
+                        let env = move |v: Var| match v {
+                            Var::ThreadId => Some(t),
+                            Var::Loop(0) => Some(p),
+                            Var::BlockId | Var::Dim(_) | Var::Loop(_) => None,
+                        };
+                        let offset = thread.eval(&env).unwrap() + p * 1024 + constant;
+                        let got =
+                            pieces.0.iter().map(|e| e.eval(&env).unwrap()).sum::<i64>() + pieces.1;
+                        assert_eq!(got, swizzle.apply(offset), "t={t} p={p} c={constant}");
+                    }
                 }
             }
         }
-        // Disjoint pieces stay apart: the pass part is left unswizzled and
-        // the thread part is swizzled once.
+        // Every form was met: apart with a constant, apart without, whole.
+        assert!(
+            shapes.contains(&(2, true)) && shapes.contains(&(2, false)),
+            "{shapes:?}"
+        );
+        assert!(shapes.contains(&(1, false)), "{shapes:?}");
+        let prover = Prover::with_threads(128).with_loop(0, 0, Some(4), 1);
         let pieces = swizzle_pieces(vec![thread.clone(), pass.clone()], 0, swizzle, &prover);
-        assert_eq!(pieces.0.len(), 2);
-        assert_eq!(pieces.0[1], pass);
-        // Overlapping bits (the constant 8 hits the chunk bits): one XOR.
+        assert_eq!(pieces.0[1], pass, "the loop's part is not swizzled");
+        // 64 threads: the constant 8 joins the thread's part (at most 512),
+        // which stays apart from the loop's.
+        let small = Prover::with_threads(64).with_loop(0, 0, Some(4), 1);
+        let pieces = swizzle_pieces(vec![thread.clone(), pass.clone()], 8, swizzle, &small);
+        assert_eq!((pieces.0.len(), pieces.1), (2, 0));
+        // 128 threads: thread + 8 reaches 1024, the loop's bit: one swizzle.
         let pieces = swizzle_pieces(vec![thread, pass], 8, swizzle, &prover);
         assert_eq!((pieces.0.len(), pieces.1), (1, 0));
     }
