@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::table::{Cell, Table, caption, index_label, tile_letter};
 use super::{MAX_CELLS, Style, VizError};
-use crate::layout::{Layout, SwizzledLayout, Tiled};
+use crate::layout::{Layout, SwizzledLayout, Tiled, Tuple};
 
 /// One axis of a drawing: the layout leaves that vary along it, enumerated
 /// colexicographically (first leaf fastest), as a 1-D index.
@@ -85,6 +85,51 @@ pub(super) fn axes(layout: &Layout) -> Axes {
     };
     let how = format!("rows: {word} 0 ({}), columns: {across}", rows.size);
     Axes { rows, cols, how }
+}
+
+/// The rank-2 layout `(rows, columns)` that draws several levels
+/// `outer.….inner` as nested blocks, each level on its own axes as
+/// [`layout_grid`] draws it: block-row `i` of the outer level holds the rows
+/// of the levels inside it, and so on. Row `r` and column `c` of its grid
+/// show the offset `Σ level_j(c_j)` of the element drawn there, exactly the
+/// cell [`tiled_grid`] draws at `(r, c)` for two levels.
+///
+/// Rule: mode 0 lists the row leaves of every level, innermost level first
+/// (so it runs fastest), mode 1 the column leaves likewise; a level with no
+/// rows or columns contributes nothing (`1:0` when no level does).
+///
+/// ```
+/// use graphene::layout::Layout;
+/// use graphene::viz::blocks_layout;
+/// let outer: Layout = "[2,2 : 2,16]".parse().unwrap();
+/// let inner: Layout = "[2,4 : 1,4]".parse().unwrap();
+/// let page = blocks_layout(&[outer, inner]).unwrap();
+/// assert_eq!(page.to_string(), "((2,2),(4,2)):((1,2),(4,16))");
+/// ```
+pub fn blocks_layout(levels: &[Layout]) -> Result<Layout, VizError> {
+    let mut rows = Vec::new();
+    let mut cols = Vec::new();
+    for level in levels.iter().rev() {
+        let level_axes = axes(level);
+        rows.extend(level_axes.rows.leaves);
+        cols.extend(level_axes.cols.leaves);
+    }
+    let mode = |leaves: Vec<(i64, i64)>| -> (Tuple<i64>, Tuple<i64>) {
+        if leaves.is_empty() {
+            return (Tuple::Leaf(1), Tuple::Leaf(0));
+        }
+        let (shape, stride): (Vec<_>, Vec<_>) = leaves
+            .into_iter()
+            .map(|(s, d)| (Tuple::Leaf(s), Tuple::Leaf(d)))
+            .unzip();
+        (Tuple::Node(shape), Tuple::Node(stride))
+    };
+    let (row_shape, row_stride) = mode(rows);
+    let (col_shape, col_stride) = mode(cols);
+    Ok(Layout::new(
+        Tuple::Node(vec![row_shape, col_shape]),
+        Tuple::Node(vec![row_stride, col_stride]),
+    )?)
 }
 
 /// When a drawing has more than [`MAX_CELLS`] cells, writes the summary
@@ -452,6 +497,34 @@ mod tests {
         let rank3 = axes(&layout("[2,3,4]"));
         assert_eq!((rank3.rows.size, rank3.cols.size), (2, 12));
         assert_eq!(rank3.cols.offset(5), 2 * 2 + 6);
+    }
+
+    #[test]
+    fn blocks_layout_draws_what_tiled_grid_draws() {
+        let tiled = Tiled {
+            outer: layout("[2,2 : 16,8]"),
+            inner: layout("[8 : 1]"),
+        };
+        let page = blocks_layout(&[tiled.outer.clone(), tiled.inner.clone()]).unwrap();
+        let (outer, inner) = (axes(&tiled.outer), axes(&tiled.inner));
+        let page_axes = axes(&page);
+        assert_eq!((page_axes.rows.size, page_axes.cols.size), (2, 16));
+        for r in 0..2 {
+            for c in 0..16 {
+                let expected = outer.rows.offset(r / inner.rows.size)
+                    + outer.cols.offset(c / inner.cols.size)
+                    + inner.rows.offset(r % inner.rows.size)
+                    + inner.cols.offset(c % inner.cols.size);
+                assert_eq!(
+                    page_axes.rows.offset(r) + page_axes.cols.offset(c),
+                    expected
+                );
+            }
+        }
+        let one = blocks_layout(&[layout("[4,8 : 1,4]")]).unwrap();
+        assert_eq!(one.to_string(), "((4),(8)):((1),(4))");
+        let scalar = blocks_layout(&[Layout::empty()]).unwrap();
+        assert_eq!(scalar.size(), 1);
     }
 
     #[test]

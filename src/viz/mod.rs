@@ -4,7 +4,8 @@
 //!
 //! - [`layout_grid`], [`swizzled_grid`], [`tiled_grid`], [`tiles_in_place`]:
 //!   the offset of every coordinate, tiles told apart by letters, separators
-//!   and (when asked) colours.
+//!   and (when asked) colours; [`blocks_layout`], the page layout of levels
+//!   drawn as nested blocks.
 //! - [`ThreadMap`], [`element_view`], [`thread_view`], [`thread_map`]: who
 //!   owns which element, in both directions.
 //! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix` and `mma`,
@@ -22,7 +23,7 @@ mod thread_map;
 
 pub use atom::{AtomName, LdmatrixCount, MmaInput, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
-pub use layout_grid::{layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
+pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
 
 use thiserror::Error;

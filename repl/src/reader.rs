@@ -1,0 +1,190 @@
+//! The terminal side of the REPL: rustyline's helper (tab completion of
+//! commands, names, algebra functions and atoms; the validator that keeps
+//! reading while a `{ … }` block is open) and where the history lives.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use graphene::viz::AtomName;
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Context, Helper};
+
+use crate::algebra::FUNCTIONS;
+use crate::command::COMMANDS;
+use crate::input::continues;
+use crate::session::IR_KEYWORDS;
+
+/// The rustyline helper.
+///
+/// Rule: `names` is refreshed from the session after every input, so it
+/// completes exactly the names defined so far.
+#[derive(Default)]
+pub struct ReplHelper {
+    /// The names defined so far (`%x`, `#g`, `@i`, layouts, constants).
+    pub names: Vec<String>,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '%' | '#' | '@' | '.' | ':')
+}
+
+impl ReplHelper {
+    /// The candidates that complete the word ending at `pos` of `line`, and
+    /// where that word starts.
+    pub fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+        let before = &line[..pos];
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| is_word_char(*c))
+            .last()
+            .map_or(pos, |(i, _)| i);
+        let word = &before[start..];
+        let leading = before.len() - before.trim_start().len();
+        let mut pool: Vec<String> = if start == leading && word.starts_with(':') {
+            COMMANDS
+                .iter()
+                .map(|(name, _, _)| format!(":{name}"))
+                .collect()
+        } else if before.trim_start().starts_with(":atom") {
+            AtomName::all().iter().map(ToString::to_string).collect()
+        } else if before.trim_start().starts_with(":help") {
+            COMMANDS
+                .iter()
+                .map(|(name, _, _)| name.to_string())
+                .chain(["algebra".to_string(), "ir".to_string()])
+                .collect()
+        } else {
+            let mut pool = self.names.clone();
+            pool.extend(FUNCTIONS.iter().map(|(name, _, _)| name.to_string()));
+            pool.extend(IR_KEYWORDS.iter().map(ToString::to_string));
+            pool.extend(["let", "by", "width", "blocks"].map(String::from));
+            pool
+        };
+        pool.retain(|candidate| candidate.starts_with(word) && candidate != word);
+        pool.sort();
+        pool.dedup();
+        (start, pool)
+    }
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let (start, found) = self.candidates(line, pos);
+        let pairs = found
+            .into_iter()
+            .map(|text| Pair {
+                display: text.clone(),
+                replacement: text,
+            })
+            .collect();
+        Ok((start, pairs))
+    }
+}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(if continues(ctx.input()) {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+
+impl Helper for ReplHelper {}
+
+/// Where the history is kept: `$GRAPHENE_HISTORY` if set, else
+/// `$XDG_STATE_HOME/graphene/history`, else `~/.graphene_history`.
+pub fn history_path() -> Option<PathBuf> {
+    history_path_from(|name| std::env::var_os(name))
+}
+
+/// [`history_path`] with the environment given by `lookup`.
+pub fn history_path_from(lookup: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name: &str| lookup(name).filter(|v| !v.is_empty());
+    if let Some(path) = var("GRAPHENE_HISTORY") {
+        return Some(PathBuf::from(path));
+    }
+    if let Some(state) = var("XDG_STATE_HOME") {
+        return Some(PathBuf::from(state).join("graphene").join("history"));
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(".graphene_history"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_lives_in_the_state_folder_or_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            history_path_from(env(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])),
+            Some(PathBuf::from("/s/graphene/history"))
+        );
+        assert_eq!(
+            history_path_from(env(&[("XDG_STATE_HOME", ""), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.graphene_history"))
+        );
+        assert_eq!(
+            history_path_from(env(&[("GRAPHENE_HISTORY", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(history_path_from(env(&[])), None);
+    }
+
+    #[test]
+    fn completes_commands_names_functions_and_atoms() {
+        let helper = ReplHelper {
+            names: vec!["%A".to_string(), "#warp".to_string(), "Acc".to_string()],
+        };
+        assert_eq!(helper.candidates(":sh", 3), (0, vec![":show".to_string()]));
+        assert_eq!(
+            helper.candidates(":show #w", 8),
+            (6, vec!["#warp".to_string()])
+        );
+        assert_eq!(
+            helper.candidates("coalesce(Ac", 11),
+            (9, vec!["Acc".to_string()])
+        );
+        assert_eq!(
+            helper.candidates("compl", 5).1,
+            vec!["complement".to_string()]
+        );
+        let (_, atoms) = helper.candidates(":atom ldmatrix.x4", 17);
+        assert_eq!(atoms, vec!["ldmatrix.x4.trans".to_string()]);
+    }
+}

@@ -1,0 +1,109 @@
+//! Golden transcripts: each `tests/golden/NAME.repl` is a script typed into
+//! a fresh session (64 columns, no colour: the form used off a terminal);
+//! its transcript — each input after `> ` (continuation lines after `. `),
+//! then what it printed, diagnostics included — is pinned in
+//! `tests/golden/NAME.out`. `BLESS=1 cargo test -p graphene-repl --test
+//! golden` rewrites the expected files.
+
+use std::path::PathBuf;
+
+use graphene::viz::Style;
+use graphene_repl::input::split;
+use graphene_repl::{Origin, Session};
+use pretty_assertions::assert_eq;
+
+/// The transcript of `script` run in a fresh session.
+fn transcript(script: &str, name: &str) -> String {
+    let mut session = Session::new(Style::default());
+    let mut out = String::new();
+    for input in split(script) {
+        for (i, line) in input.text.lines().enumerate() {
+            out.push_str(if i == 0 { "> " } else { ". " });
+            out.push_str(line);
+            out.push('\n');
+        }
+        let output = session.eval_at(
+            &input.text,
+            Origin {
+                name,
+                line: input.line,
+            },
+        );
+        out.push_str(&output.text);
+        out.push_str(&output.errors);
+        if output.quit {
+            out.push_str("(quit)\n");
+            break;
+        }
+    }
+    out
+}
+
+fn check(name: &str) {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let script_path = folder.join(format!("{name}.repl"));
+    let script = std::fs::read_to_string(&script_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", script_path.display()));
+    let actual = transcript(&script, &format!("{name}.repl"));
+    let expected_path = folder.join(format!("{name}.out"));
+    if std::env::var("BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&expected_path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&expected_path)
+        .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 creates it)", expected_path.display()));
+    assert_eq!(expected, actual, "{name} differs (BLESS=1 regenerates)");
+}
+
+macro_rules! golden {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check(stringify!($name));
+            }
+        )*
+    };
+}
+
+golden!(
+    section_3_2_layouts,
+    section_3_3_tiles,
+    section_4_warp_groups,
+    ldmatrix,
+    mma_fragments,
+    banks_and_swizzle,
+    algebra,
+    errors_keep_the_session,
+    elision,
+    help,
+);
+
+/// Every golden script is listed above (a new file cannot be forgotten).
+#[test]
+fn every_script_has_a_test() {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut scripts: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            (path.extension()? == "repl").then_some(stem)
+        })
+        .collect();
+    scripts.sort();
+    assert_eq!(
+        scripts,
+        [
+            "algebra",
+            "banks_and_swizzle",
+            "elision",
+            "errors_keep_the_session",
+            "help",
+            "ldmatrix",
+            "mma_fragments",
+            "section_3_2_layouts",
+            "section_3_3_tiles",
+            "section_4_warp_groups",
+        ]
+    );
+}
