@@ -27,8 +27,6 @@ use crate::ptx::{
 pub enum Key {
     /// The 32-bit value of a prepared index expression.
     Int(Expr),
-    /// A kernel parameter as loaded (`ld.param`).
-    Param(String),
     /// A global buffer's base address, converted to the global window.
     GlobalBase(String),
     /// A shared array's address in the shared window (32 bits).

@@ -146,11 +146,6 @@ impl Prover {
             .unwrap_or_else(|_| Facts::none());
     }
 
-    /// Threads per block.
-    pub fn threads(&self) -> i64 {
-        self.threads
-    }
-
     /// An equivalent expression ready for emission: simplified, then
     /// strength-reduced (powers of two become shifts and masks).
     pub fn prepare(&self, expr: &Expr) -> Expr {

@@ -4,6 +4,7 @@
 //! in a register array), and what can be proven about them: contiguity and
 //! alignment, the conditions of vector instructions.
 
+use super::irtext::Names;
 use super::prove::Prover;
 use crate::diag::Span;
 use crate::expr::Expr;
@@ -79,7 +80,13 @@ pub struct MemoryPlace {
 
 impl OperandInfo {
     /// Analyses `view` with the kernel's facts; `role` names it in messages.
-    pub fn analyse(view: &View, role: String, ty: String, prover: &Prover) -> OperandInfo {
+    pub fn analyse(
+        view: &View,
+        role: String,
+        ty: String,
+        prover: &Prover,
+        names: &Names,
+    ) -> OperandInfo {
         let mut info = OperandInfo {
             role,
             ty,
@@ -92,14 +99,14 @@ impl OperandInfo {
             count: 0,
             place: Err(String::new()),
         };
-        info.place = info.locate(view, prover);
+        info.place = info.locate(view, prover, names);
         info
     }
 
-    fn locate(&mut self, view: &View, prover: &Prover) -> Result<Place, String> {
+    fn locate(&mut self, view: &View, prover: &Prover, names: &Names) -> Result<Place, String> {
         let mut levels = Vec::with_capacity(view.ty.levels.len());
         for level in &view.ty.levels {
-            let extents = constant_extents(&level.shape)?;
+            let extents = constant_extents(&level.shape, names)?;
             let strides: Vec<&Expr> = level.stride.leaves();
             if strides.len() != extents.len() {
                 return Err("its shape and strides are not congruent".into());
@@ -316,7 +323,7 @@ impl MemoryPlace {
     }
 }
 
-fn constant_extents(shape: &Tuple<Expr>) -> Result<Vec<i64>, String> {
+fn constant_extents(shape: &Tuple<Expr>, names: &Names) -> Result<Vec<i64>, String> {
     shape
         .leaves()
         .into_iter()
@@ -324,8 +331,9 @@ fn constant_extents(shape: &Tuple<Expr>) -> Result<Vec<i64>, String> {
             Some(value) if value >= 1 => Ok(value),
             Some(value) => Err(format!("it has the extent {value}")),
             None => Err(format!(
-                "it has the symbolic extent `{extent}`; an atomic spec needs constant \
-                 per-thread shapes"
+                "it has the symbolic extent `{}`; an atomic spec needs constant per-thread \
+                 shapes",
+                names.expr(extent)
             )),
         })
         .collect()
@@ -385,7 +393,7 @@ mod tests {
     }
 
     fn analyse(view: &View, prover: &Prover) -> OperandInfo {
-        OperandInfo::analyse(view, "input".into(), "t".into(), prover)
+        OperandInfo::analyse(view, "input".into(), "t".into(), prover, &Names::default())
     }
 
     fn tid() -> Expr {

@@ -35,11 +35,15 @@ impl KernelLowering<'_, '_> {
                 self.annotate(spec.span, |this| this.names.spec_head(this.kernel, &spec))?;
                 match isel::lower_atomic(self, &spec) {
                     Ok(()) => Ok(()),
-                    Err(error @ LowerError::NoMatch(_)) => {
+                    Err(error @ (LowerError::NoMatch(_) | LowerError::Unsupported { .. })) => {
                         self.errors.push(error);
                         Ok(())
                     }
-                    Err(error) => Err(error),
+                    Err(
+                        error @ (LowerError::SharedMemory { .. }
+                        | LowerError::TooLarge { .. }
+                        | LowerError::Ptx { .. }),
+                    ) => Err(error),
                 }
             }
         }

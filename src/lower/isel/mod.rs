@@ -314,6 +314,7 @@ impl KernelLowering<'_, '_> {
                         role(i),
                         self.names.tensor_type(&view.ty),
                         &self.out.prover,
+                        &self.names,
                     )
                 })
                 .collect::<Vec<_>>()
@@ -344,6 +345,21 @@ fn numbered(role: &str, i: usize, count: usize) -> String {
 /// Selects and emits the instructions of atomic spec `spec`.
 pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<(), LowerError> {
     let request = lowering.request(spec);
+    // An operand whose elements cannot even be listed (a symbolic extent)
+    // matches no entry; say why directly rather than through every entry.
+    for operand in request.outputs.iter().chain(&request.inputs) {
+        if let Err(reason) = &operand.place {
+            return Err(LowerError::unsupported(
+                operand.span,
+                format!(
+                    "the {} of this atomic spec cannot be compiled: {reason}",
+                    operand.role
+                ),
+                "give every operand of an atomic spec a constant per-thread shape (tile and \
+                 index until each thread's view has constant extents)",
+            ));
+        }
+    }
     let (_, plan) = select(&request).map_err(LowerError::NoMatch)?;
     match plan {
         Plan::Memory(plan) => memory::emit(lowering, &request, &plan),

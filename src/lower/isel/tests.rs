@@ -9,7 +9,14 @@ use crate::lower::prove::Prover;
 use crate::lower::testing::{col_major, level, tid, ty};
 
 fn operand(view: &View, role: &str) -> OperandInfo {
-    OperandInfo::analyse(view, role.into(), "t".into(), &Prover::with_threads(128))
+    let names = crate::lower::irtext::Names::default();
+    OperandInfo::analyse(
+        view,
+        role.into(),
+        "t".into(),
+        &Prover::with_threads(128),
+        &names,
+    )
 }
 
 fn view(levels: Vec<crate::ir::Level>, scalar: Scalar, memory: Memory, base: Expr) -> View {
