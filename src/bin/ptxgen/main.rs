@@ -85,9 +85,9 @@ pub struct BuildArgs {
     /// each input.
     #[arg(short, long, value_name = "DIR|FILE")]
     pub output: Option<PathBuf>,
-    /// Target architecture (default: the lowest that has every instruction
-    /// used).
-    #[arg(long, value_parser = parse_arch)]
+    /// Target architecture: sm_70, sm_80, sm_86, sm_89 or sm_90 (default:
+    /// the lowest that has every instruction used).
+    #[arg(long, value_name = "sm_XX", value_parser = parse_arch)]
     pub arch: Option<Arch>,
     /// Files compiled at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
