@@ -1,0 +1,684 @@
+//! Stage 3, lowering (instruction selection): arithmetic each thread does
+//! alone — `MatMul` as a fused multiply-add (fp32, fp16, and packed
+//! `f16x2`/`bf16x2` pairs), `UnaryPointwise`/`BinaryPointwise` element by
+//! element (fp32 directly, fp16 pairs with packed instructions where the ISA
+//! has them, any 16-bit type through fp32 otherwise), and `Init`. Operands
+//! in memory are loaded, and results stored back, with one access each.
+
+use super::super::error::LowerError;
+use super::super::irtext::{binary_name, unary_name};
+use super::super::kernel::KernelLowering;
+use super::super::registers::half_class;
+use super::{Family, Matched, Plan, Progress, Reject, Request};
+use super::{expect_counts, expect_operands, expect_packed, expect_scalar};
+use super::{expect_single_access, expect_thread};
+use crate::ir::{BinaryOp, Memory, Scalar, SpecKind, UnaryOp};
+use crate::ptx::{Operand, Reg, RegClass, Sm, imm};
+
+/// The forms of a fused multiply-add.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FmaType {
+    /// `fma.rn.f32` on single elements.
+    F32,
+    /// `fma.rn.f16` on single elements.
+    F16,
+    /// `fma.rn.f16x2` on pairs.
+    F16x2,
+    /// `fma.rn.bf16x2` on pairs.
+    Bf16x2,
+}
+
+/// How a pointwise operation is computed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PointImpl {
+    /// fp32 instructions, element by element.
+    F32,
+    /// Packed instructions on pairs of fp16 or bf16 elements.
+    Pairs,
+    /// Each 16-bit element widened to fp32, computed, and narrowed back.
+    ViaF32,
+}
+
+/// The arithmetic entries of the catalogue.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArithPattern {
+    /// `MatMul` of scalars or pairs.
+    Fma(FmaType),
+    /// A pointwise operation.
+    Pointwise {
+        /// The operation.
+        op: PointOp,
+        /// How it is computed.
+        how: PointImpl,
+    },
+    /// `Init`: `mov` of the immediate.
+    Init,
+}
+
+/// A unary or binary pointwise operation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PointOp {
+    /// `UnaryPointwise<op>`.
+    Unary(UnaryOp),
+    /// `BinaryPointwise<op>`.
+    Binary(BinaryOp),
+}
+
+/// What an accepted arithmetic pattern emits.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ArithPlan(ArithPattern);
+
+const UNARY: [UnaryOp; 6] = [
+    UnaryOp::Relu,
+    UnaryOp::Exp,
+    UnaryOp::Exp2,
+    UnaryOp::Rsqrt,
+    UnaryOp::Neg,
+    UnaryOp::Abs,
+];
+const BINARY: [BinaryOp; 5] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Max,
+    BinaryOp::Min,
+];
+
+/// Every arithmetic pattern.
+pub fn patterns() -> Vec<ArithPattern> {
+    let mut all: Vec<ArithPattern> = [FmaType::F32, FmaType::F16, FmaType::F16x2, FmaType::Bf16x2]
+        .map(ArithPattern::Fma)
+        .to_vec();
+    let ops: Vec<PointOp> = UNARY
+        .map(PointOp::Unary)
+        .into_iter()
+        .chain(BINARY.map(PointOp::Binary))
+        .collect();
+    for how in [PointImpl::F32, PointImpl::Pairs, PointImpl::ViaF32] {
+        for op in &ops {
+            if how != PointImpl::Pairs || pair_instruction(*op, Scalar::Fp16).is_some() {
+                all.push(ArithPattern::Pointwise { op: *op, how });
+            }
+        }
+    }
+    all.push(ArithPattern::Init);
+    all
+}
+
+/// The packed-pair instruction for `op` on `scalar` pairs, and the target it
+/// needs; `None` where the ISA has none (the operation goes through fp32).
+fn pair_instruction(op: PointOp, scalar: Scalar) -> Option<(&'static str, Sm)> {
+    let bf16 = scalar == Scalar::Bf16;
+    match op {
+        PointOp::Binary(BinaryOp::Add) if !bf16 => Some(("add.f16x2", Sm(70))),
+        PointOp::Binary(BinaryOp::Sub) if !bf16 => Some(("sub.f16x2", Sm(70))),
+        PointOp::Binary(BinaryOp::Mul) if !bf16 => Some(("mul.f16x2", Sm(70))),
+        PointOp::Binary(BinaryOp::Max) if !bf16 => Some(("max.f16x2", Sm(80))),
+        PointOp::Binary(BinaryOp::Min) if !bf16 => Some(("min.f16x2", Sm(80))),
+        PointOp::Binary(BinaryOp::Max) => Some(("max.bf16x2", Sm(80))),
+        PointOp::Binary(BinaryOp::Min) => Some(("min.bf16x2", Sm(80))),
+        PointOp::Unary(UnaryOp::Relu) if !bf16 => Some(("max.f16x2", Sm(80))),
+        PointOp::Unary(UnaryOp::Relu) => Some(("max.bf16x2", Sm(80))),
+        // Sign bits: exact for both 16-bit formats.
+        PointOp::Unary(UnaryOp::Neg) => Some(("xor.b32", Sm(70))),
+        PointOp::Unary(UnaryOp::Abs) => Some(("and.b32", Sm(70))),
+        PointOp::Binary(BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul)
+        | PointOp::Unary(UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Rsqrt) => None,
+    }
+}
+
+fn op_name(op: PointOp) -> &'static str {
+    match op {
+        PointOp::Unary(op) => unary_name(op),
+        PointOp::Binary(op) => binary_name(op),
+    }
+}
+
+/// The fp32 instruction(s) computing `op`, for names.
+fn f32_name(op: PointOp) -> &'static str {
+    match op {
+        PointOp::Unary(UnaryOp::Relu) => "max.f32 (relu)",
+        PointOp::Unary(UnaryOp::Exp) => "mul.f32 + ex2.approx.f32 (exp)",
+        PointOp::Unary(UnaryOp::Exp2) => "ex2.approx.f32",
+        PointOp::Unary(UnaryOp::Rsqrt) => "rsqrt.approx.f32",
+        PointOp::Unary(UnaryOp::Neg) => "neg.f32",
+        PointOp::Unary(UnaryOp::Abs) => "abs.f32",
+        PointOp::Binary(BinaryOp::Add) => "add.f32",
+        PointOp::Binary(BinaryOp::Sub) => "sub.f32",
+        PointOp::Binary(BinaryOp::Mul) => "mul.f32",
+        PointOp::Binary(BinaryOp::Max) => "max.f32",
+        PointOp::Binary(BinaryOp::Min) => "min.f32",
+    }
+}
+
+impl ArithPattern {
+    /// The entry's name.
+    pub fn name(&self) -> String {
+        match *self {
+            ArithPattern::Fma(FmaType::F32) => "fma.rn.f32".into(),
+            ArithPattern::Fma(FmaType::F16) => "fma.rn.f16".into(),
+            ArithPattern::Fma(FmaType::F16x2) => "fma.rn.f16x2".into(),
+            ArithPattern::Fma(FmaType::Bf16x2) => "fma.rn.bf16x2".into(),
+            ArithPattern::Pointwise {
+                op,
+                how: PointImpl::F32,
+            } => f32_name(op).into(),
+            ArithPattern::Pointwise {
+                op,
+                how: PointImpl::Pairs,
+            } => format!("{} on fp16/bf16 pairs", op_name(op)),
+            ArithPattern::Pointwise {
+                op,
+                how: PointImpl::ViaF32,
+            } => format!("{} on fp16/bf16 through fp32", op_name(op)),
+            ArithPattern::Init => "mov (Init)".into(),
+        }
+    }
+
+    /// Its spec family.
+    pub fn family(&self) -> Family {
+        match self {
+            ArithPattern::Fma(_) => Family::MatMul,
+            ArithPattern::Pointwise { .. } => Family::Pointwise,
+            ArithPattern::Init => Family::Init,
+        }
+    }
+
+    /// The lowest target with its instructions (for pairs: the fp16 form;
+    /// bf16 pairs are checked when matching).
+    pub fn needs(&self) -> Sm {
+        match *self {
+            ArithPattern::Fma(FmaType::Bf16x2) => Sm(80),
+            ArithPattern::Pointwise {
+                op,
+                how: PointImpl::Pairs,
+            } => pair_instruction(op, Scalar::Fp16).map_or(Sm(70), |(_, sm)| sm),
+            ArithPattern::Fma(_) | ArithPattern::Pointwise { .. } | ArithPattern::Init => Sm(70),
+        }
+    }
+
+    /// Matches a request.
+    pub fn check(&self, request: &Request) -> Matched {
+        match *self {
+            ArithPattern::Fma(ty) => check_fma(request, ty)?,
+            ArithPattern::Pointwise { op, how } => check_pointwise(request, op, how)?,
+            ArithPattern::Init => check_init(request)?,
+        }
+        Ok(Plan::Arith(ArithPlan(*self)))
+    }
+}
+
+fn any_memory() -> [Memory; 3] {
+    [Memory::Registers, Memory::Global, Memory::Shared]
+}
+
+fn check_fma(request: &Request, ty: FmaType) -> Result<(), Reject> {
+    let any = any_memory();
+    expect_operands(request, &[&any], &[&any, &any], "computes C += A · B")?;
+    let (scalar, count) = match ty {
+        FmaType::F32 => (Scalar::Fp32, 1),
+        FmaType::F16 => (Scalar::Fp16, 1),
+        FmaType::F16x2 => (Scalar::Fp16, 2),
+        FmaType::Bf16x2 => (Scalar::Bf16, 2),
+    };
+    expect_scalar(request, &[scalar])?;
+    expect_thread(request)?;
+    let what = if count == 1 {
+        "multiplies single elements".to_string()
+    } else {
+        "multiplies pairs of elements elementwise (the paper's `__hfma2`)".to_string()
+    };
+    expect_counts(request, &[count; 3], &what)?;
+    for operand in request.outputs.iter().chain(&request.inputs) {
+        if count == 2 {
+            expect_packed(operand)?;
+        }
+        expect_single_access(operand)?;
+    }
+    Ok(())
+}
+
+fn check_pointwise(request: &Request, op: PointOp, how: PointImpl) -> Result<(), Reject> {
+    let any = any_memory();
+    let matches_kind = match (op, &request.kind) {
+        (PointOp::Unary(a), SpecKind::Unary(b)) => a == *b,
+        (PointOp::Binary(a), SpecKind::Binary(b)) => a == *b,
+        (PointOp::Unary(_) | PointOp::Binary(_), _) => false,
+    };
+    if !matches_kind {
+        return Err(Reject::new(
+            Progress::Kind,
+            format!("computes `{}`", op_name(op)),
+        ));
+    }
+    let inputs: Vec<&[Memory]> = match op {
+        PointOp::Unary(_) => vec![&any],
+        PointOp::Binary(_) => vec![&any, &any],
+    };
+    expect_operands(request, &[&any], &inputs, "computes elementwise")?;
+    let scalar = request.outputs[0].scalar;
+    match how {
+        PointImpl::F32 => expect_scalar(request, &[Scalar::Fp32])?,
+        PointImpl::Pairs | PointImpl::ViaF32 => expect_scalar(request, &[scalar])
+            .and_then(|()| expect_scalar(request, &[Scalar::Fp16, Scalar::Bf16]))?,
+    }
+    expect_thread(request)?;
+    let count = request.outputs[0].count;
+    expect_counts(request, &[count; 3], "computes element for element")?;
+    if how == PointImpl::Pairs {
+        let Some((_, sm)) = pair_instruction(op, scalar) else {
+            return Err(Reject::new(
+                Progress::Types,
+                format!("has no packed {} form of `{}`", scalar.name(), op_name(op)),
+            ));
+        };
+        if count % 2 != 0 {
+            return Err(Reject::new(
+                Progress::Size,
+                format!("works on pairs; the views have {count} elements"),
+            ));
+        }
+        if let Some(arch) = request.arch.filter(|arch| arch.sm() < sm) {
+            return Err(Reject::new(
+                Progress::Target,
+                format!("needs {sm} for {}; the target is {arch}", scalar.name()),
+            ));
+        }
+        for operand in request.outputs.iter().chain(&request.inputs) {
+            expect_packed(operand)?;
+        }
+    }
+    if how == PointImpl::ViaF32 && scalar == Scalar::Bf16 {
+        if let Some(arch) = request.arch.filter(|arch| arch.sm() < Sm(80)) {
+            return Err(Reject::new(
+                Progress::Target,
+                format!(
+                    "rounds to bf16 with cvt.rn.bf16.f32, which needs sm_80; the target is {arch}"
+                ),
+            ));
+        }
+    }
+    for operand in request.outputs.iter().chain(&request.inputs) {
+        expect_single_access(operand)?;
+    }
+    Ok(())
+}
+
+fn check_init(request: &Request) -> Result<(), Reject> {
+    let any = any_memory();
+    expect_operands(request, &[&any], &[], "writes one output and reads nothing")?;
+    expect_thread(request)?;
+    let out = &request.outputs[0];
+    let value = match request.kind {
+        SpecKind::Init { value } => value,
+        SpecKind::Move { .. }
+        | SpecKind::MatMul { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Generic => 0.0,
+    };
+    immediate_bits(value, out.scalar).map_err(|reason| Reject::new(Progress::Types, reason))?;
+    if out.memory != Memory::Registers {
+        expect_single_access(out)?;
+    }
+    out.register_slots()
+        .map(|_| ())
+        .or_else(|_| out.memory_place().map(|_| ()))
+        .map_err(|reason| Reject::new(Progress::Layout, reason))
+}
+
+/// The bits of `value` as one element of `scalar`, or why it has none.
+pub fn immediate_bits(value: f64, scalar: Scalar) -> Result<u32, String> {
+    match scalar {
+        Scalar::Fp32 => Ok((value as f32).to_bits()),
+        Scalar::Fp16 => Ok(u32::from(f32_to_f16(value as f32))),
+        Scalar::Bf16 => Ok(u32::from(f32_to_bf16(value as f32))),
+        Scalar::I32 | Scalar::U32 => {
+            let (lo, hi) = match scalar {
+                Scalar::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+                Scalar::U32 | Scalar::Fp16 | Scalar::Bf16 | Scalar::Fp32 => {
+                    (0.0, f64::from(u32::MAX))
+                }
+            };
+            if value.fract() != 0.0 || !(lo..=hi).contains(&value) {
+                return Err(format!("{value} is not a {} value", scalar.name()));
+            }
+            Ok(value as i64 as u32)
+        }
+    }
+}
+
+/// fp32 → fp16 bits, rounding to nearest even (overflow gives infinity).
+pub fn f32_to_f16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exponent = ((bits >> 23) & 0xff) as i32;
+    let mantissa = bits & 0x7f_ffff;
+    if exponent == 0xff {
+        let nan = if mantissa != 0 { 0x200 } else { 0 };
+        return sign | 0x7c00 | nan;
+    }
+    // The exponent biased for fp16 (15 instead of 127).
+    let biased = exponent - 112;
+    if biased >= 0x1f {
+        return sign | 0x7c00;
+    }
+    let (kept, shift) = if biased > 0 {
+        // Normal: exponent and the top 10 mantissa bits; a rounding carry
+        // correctly moves into the exponent (up to infinity).
+        (((biased as u32) << 10) | (mantissa >> 13), 13)
+    } else if biased >= -10 {
+        // Subnormal: the significand with its implicit bit, shifted down.
+        let shift = (14 - biased) as u32;
+        ((mantissa | 0x80_0000) >> shift, shift)
+    } else {
+        return sign;
+    };
+    let full = if biased > 0 {
+        mantissa
+    } else {
+        mantissa | 0x80_0000
+    };
+    let remainder = full & ((1 << shift) - 1);
+    let half = 1 << (shift - 1);
+    let round_up = remainder > half || (remainder == half && kept & 1 == 1);
+    sign | (kept + u32::from(round_up)) as u16
+}
+
+/// fp32 → bf16 bits, rounding to nearest even.
+pub fn f32_to_bf16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    if value.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    let round = 0x7fff + ((bits >> 16) & 1);
+    (bits.wrapping_add(round) >> 16) as u16
+}
+
+/// Emits an accepted arithmetic plan.
+pub fn emit(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    plan: &ArithPlan,
+) -> Result<(), LowerError> {
+    match plan.0 {
+        ArithPattern::Fma(ty) => emit_fma(lowering, request, ty),
+        ArithPattern::Pointwise { op, how } => emit_pointwise(lowering, request, op, how),
+        ArithPattern::Init => emit_init(lowering, request),
+    }
+}
+
+fn accumulates(request: &Request) -> bool {
+    match request.kind {
+        SpecKind::MatMul { accumulate } => accumulate,
+        SpecKind::Move { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Init { .. }
+        | SpecKind::Generic => true,
+    }
+}
+
+fn emit_fma(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    ty: FmaType,
+) -> Result<(), LowerError> {
+    let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
+    let accumulate = accumulates(request);
+    match ty {
+        FmaType::F32 | FmaType::F16x2 | FmaType::Bf16x2 => {
+            let a = lowering.read_words(a)?[0];
+            let b = lowering.read_words(b)?[0];
+            let addend: Operand = if accumulate {
+                lowering.read_words(c)?[0].into()
+            } else if ty == FmaType::F32 {
+                Operand::f32(0.0)
+            } else {
+                let zero = lowering.out.reg(RegClass::B32);
+                lowering.out.emit("mov.b32", vec![zero.into(), imm(0)])?;
+                zero.into()
+            };
+            let d = lowering.target_words(c)?[0];
+            let name = ArithPattern::Fma(ty).name();
+            lowering
+                .out
+                .emit(&name, vec![d.into(), a.into(), b.into(), addend])?;
+            lowering.flush_words(c, &[d])
+        }
+        FmaType::F16 => {
+            let a = lowering.read_halves(a)?[0];
+            let b = lowering.read_halves(b)?[0];
+            let d = lowering.out.reg(half_class(Scalar::Fp16));
+            if accumulate {
+                let addend = lowering.read_halves(c)?[0];
+                lowering.out.emit(
+                    "fma.rn.f16",
+                    vec![d.into(), a.into(), b.into(), addend.into()],
+                )?;
+            } else {
+                lowering
+                    .out
+                    .emit("mul.f16", vec![d.into(), a.into(), b.into()])?;
+            }
+            lowering.write_halves(c, &[d])
+        }
+    }
+}
+
+fn emit_init(lowering: &mut KernelLowering, request: &Request) -> Result<(), LowerError> {
+    let out = &request.outputs[0];
+    let value = match request.kind {
+        SpecKind::Init { value } => value,
+        SpecKind::Move { .. }
+        | SpecKind::MatMul { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Generic => 0.0,
+    };
+    let bits = immediate_bits(value, out.scalar)
+        .map_err(|reason| LowerError::unsupported(request.span, reason, "a lowering bug"))?;
+    let packed = out.scalar.bytes() == 2;
+    let whole_words = !packed
+        || match out.memory {
+            Memory::Registers => out.packed_pairs().is_ok(),
+            Memory::Global | Memory::Shared => out.count >= 2,
+        };
+    if whole_words {
+        let word_bits = if packed { bits | (bits << 16) } else { bits };
+        let words = lowering.target_words(out)?;
+        for word in &words {
+            move_bits(lowering, *word, word_bits)?;
+        }
+        return lowering.flush_words(out, &words);
+    }
+    // Single 16-bit elements: one `%rs` holds the bits (packing and 16-bit
+    // stores take `%rs` and `%h` alike).
+    let half = lowering.out.reg(RegClass::B16);
+    lowering
+        .out
+        .emit("mov.b16", vec![half.into(), imm(i64::from(bits))])?;
+    lowering.write_halves(out, &vec![half; out.count])
+}
+
+fn move_bits(lowering: &mut KernelLowering, reg: Reg, bits: u32) -> Result<(), LowerError> {
+    match reg.class {
+        RegClass::F32 => lowering
+            .out
+            .emit("mov.f32", vec![reg.into(), Operand::F32Bits(bits)]),
+        RegClass::Pred | RegClass::B16 | RegClass::F16 | RegClass::B32 | RegClass::B64 => lowering
+            .out
+            .emit("mov.b32", vec![reg.into(), imm(i64::from(bits))]),
+    }
+}
+
+/// log2(e) as fp32 bits: `exp(x) = ex2(x · log2 e)`.
+const LOG2_E: u32 = 0x3FB8_AA3B;
+
+/// Emits `op` over the request's operands, computed as `how` says. `exp(x)`
+/// is `2^(x · log2 e)` on the special-function unit; ReLU is `max` with zero;
+/// negation and absolute value of packed halves flip or clear the sign bits,
+/// which is exact.
+fn emit_pointwise(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    op: PointOp,
+    how: PointImpl,
+) -> Result<(), LowerError> {
+    let out = &request.outputs[0];
+    match how {
+        PointImpl::F32 | PointImpl::Pairs => {
+            let mut inputs = Vec::with_capacity(request.inputs.len());
+            for input in &request.inputs {
+                inputs.push(lowering.read_words(input)?);
+            }
+            let targets = lowering.target_words(out)?;
+            for (position, target) in targets.iter().enumerate() {
+                let args: Vec<Reg> = inputs.iter().map(|words| words[position]).collect();
+                match how {
+                    PointImpl::Pairs => pair_op(lowering, op, out.scalar, *target, &args)?,
+                    PointImpl::F32 | PointImpl::ViaF32 => f32_op(lowering, op, *target, &args)?,
+                }
+            }
+            lowering.flush_words(out, &targets)
+        }
+        PointImpl::ViaF32 => {
+            let mut inputs = Vec::with_capacity(request.inputs.len());
+            for input in &request.inputs {
+                inputs.push(lowering.read_halves(input)?);
+            }
+            let mut results = Vec::with_capacity(out.count);
+            for element in 0..out.count {
+                let mut args = Vec::with_capacity(inputs.len());
+                for (input, halves) in request.inputs.iter().zip(&inputs) {
+                    args.push(lowering.widen(halves[element], input.scalar)?);
+                }
+                let wide = lowering.out.reg(RegClass::F32);
+                f32_op(lowering, op, wide, &args)?;
+                results.push(lowering.narrow(wide, out.scalar)?);
+            }
+            lowering.write_halves(out, &results)
+        }
+    }
+}
+
+/// `d = op(args)` in fp32.
+fn f32_op(
+    lowering: &mut KernelLowering,
+    op: PointOp,
+    d: Reg,
+    args: &[Reg],
+) -> Result<(), LowerError> {
+    let out = &mut lowering.out;
+    let (d, a): (Operand, Operand) = (d.into(), args[0].into());
+    match op {
+        PointOp::Unary(UnaryOp::Relu) => out.emit("max.f32", vec![d, a, Operand::f32(0.0)]),
+        PointOp::Unary(UnaryOp::Exp) => {
+            let scaled = out.reg(RegClass::F32);
+            out.emit("mul.f32", vec![scaled.into(), a, Operand::F32Bits(LOG2_E)])?;
+            out.emit("ex2.approx.f32", vec![d, scaled.into()])
+        }
+        PointOp::Unary(UnaryOp::Exp2) => out.emit("ex2.approx.f32", vec![d, a]),
+        PointOp::Unary(UnaryOp::Rsqrt) => out.emit("rsqrt.approx.f32", vec![d, a]),
+        PointOp::Unary(UnaryOp::Neg) => out.emit("neg.f32", vec![d, a]),
+        PointOp::Unary(UnaryOp::Abs) => out.emit("abs.f32", vec![d, a]),
+        PointOp::Binary(binary) => {
+            let name = match binary {
+                BinaryOp::Add => "add.f32",
+                BinaryOp::Sub => "sub.f32",
+                BinaryOp::Mul => "mul.f32",
+                BinaryOp::Max => "max.f32",
+                BinaryOp::Min => "min.f32",
+            };
+            out.emit(name, vec![d, a, args[1].into()])
+        }
+    }
+}
+
+/// `d = op(args)` on packed pairs of `scalar`.
+fn pair_op(
+    lowering: &mut KernelLowering,
+    op: PointOp,
+    scalar: crate::ir::Scalar,
+    d: Reg,
+    args: &[Reg],
+) -> Result<(), LowerError> {
+    let ty = match scalar {
+        crate::ir::Scalar::Bf16 => "bf16x2",
+        crate::ir::Scalar::Fp16
+        | crate::ir::Scalar::Fp32
+        | crate::ir::Scalar::I32
+        | crate::ir::Scalar::U32 => "f16x2",
+    };
+    let out = &mut lowering.out;
+    let (d, a): (Operand, Operand) = (d.into(), args[0].into());
+    match op {
+        PointOp::Unary(UnaryOp::Relu) => {
+            let zero = out.reg(RegClass::B32);
+            out.emit("mov.b32", vec![zero.into(), imm(0)])?;
+            out.emit(&format!("max.{ty}"), vec![d, a, zero.into()])
+        }
+        PointOp::Unary(UnaryOp::Neg) => out.emit("xor.b32", vec![d, a, imm(0x8000_8000)]),
+        PointOp::Unary(UnaryOp::Abs) => out.emit("and.b32", vec![d, a, imm(0x7fff_7fff)]),
+        PointOp::Binary(binary) => {
+            let name = match binary {
+                BinaryOp::Add => "add",
+                BinaryOp::Sub => "sub",
+                BinaryOp::Mul => "mul",
+                BinaryOp::Max => "max",
+                BinaryOp::Min => "min",
+            };
+            out.emit(&format!("{name}.{ty}"), vec![d, a, args[1].into()])
+        }
+        PointOp::Unary(UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Rsqrt) => {
+            Err(LowerError::unsupported(
+                lowering.out.span(),
+                "a packed exponential or square root was selected",
+                "this is a lowering bug: these go through fp32",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversions_round_to_nearest_even() {
+        let cases: [(f32, u16); 9] = [
+            (0.0, 0x0000),
+            (-0.0, 0x8000),
+            (1.0, 0x3c00),
+            (-2.5, 0xc100),
+            (65504.0, 0x7bff),
+            (65520.0, 0x7c00),
+            (f32::INFINITY, 0x7c00),
+            (5.960_464_5e-8, 0x0001),
+            (1.0 + 1.0 / 2048.0, 0x3c00),
+        ];
+        for (value, bits) in cases {
+            assert_eq!(f32_to_f16(value), bits, "{value}");
+        }
+        assert_eq!(f32_to_f16(1.0 + 3.0 / 2048.0), 0x3c02);
+        assert_eq!(f32_to_bf16(1.0), 0x3f80);
+        assert_eq!(f32_to_bf16(f32::NEG_INFINITY), 0xff80);
+        assert_eq!(f32_to_bf16(1.0 + 1.0 / 256.0), 0x3f80);
+        assert_eq!(f32_to_bf16(1.0 + 3.0 / 256.0), 0x3f82);
+    }
+
+    #[test]
+    fn immediates_respect_their_type() {
+        assert_eq!(immediate_bits(1.0, Scalar::Fp32), Ok(0x3f80_0000));
+        assert_eq!(immediate_bits(-1.0, Scalar::I32), Ok(u32::MAX));
+        assert!(immediate_bits(0.5, Scalar::I32).is_err());
+        assert!(immediate_bits(-1.0, Scalar::U32).is_err());
+        assert_eq!(immediate_bits(f64::NEG_INFINITY, Scalar::Fp16), Ok(0xfc00));
+    }
+}

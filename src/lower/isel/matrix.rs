@@ -1,0 +1,406 @@
+//! Stage 3, lowering (instruction selection): the warp-collective matrix
+//! instructions. `ldmatrix` moves 8×8 16-bit matrices from shared memory
+//! into registers (each thread gives one 16-byte row, receives one packed
+//! pair per matrix); `mma.sync.m16n8k16` and the Volta quad-pair
+//! `mma.sync.m8n8k4` multiply register fragments. Which element each thread
+//! holds: docs/ptx-fragments.md; the per-thread shapes the fragments must
+//! have: docs/lowering.md.
+
+use super::super::error::LowerError;
+use super::super::group::Unit;
+use super::super::kernel::KernelLowering;
+use super::super::views::OperandInfo;
+use super::{Family, Matched, Plan, Progress, Reject, Request};
+use super::{expect_counts, expect_operands, expect_packed};
+use crate::ir::{Memory, Scalar, SpecKind};
+use crate::ptx::{Operand, Reg, Sm, imm};
+
+/// The matrix entries of the catalogue.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MatrixPattern {
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`.
+    Ldmatrix {
+        /// 1, 2 or 4 matrices.
+        matrices: u32,
+    },
+    /// `mma.sync.aligned.m16n8k16.row.col`.
+    Mma16816 {
+        /// fp16 or bf16 inputs.
+        inputs: Scalar,
+        /// fp32 or fp16 accumulators.
+        accumulator: Scalar,
+    },
+    /// `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32` (one quad pair).
+    Mma884,
+}
+
+/// What an accepted matrix pattern emits.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MatrixPlan {
+    pattern: MatrixPattern,
+    /// `ldmatrix .trans`: the rows in memory are the columns of the
+    /// fragment (docs/lowering.md).
+    transpose: bool,
+}
+
+/// Every matrix pattern.
+pub fn patterns() -> Vec<MatrixPattern> {
+    vec![
+        MatrixPattern::Ldmatrix { matrices: 4 },
+        MatrixPattern::Ldmatrix { matrices: 2 },
+        MatrixPattern::Ldmatrix { matrices: 1 },
+        MatrixPattern::Mma16816 {
+            inputs: Scalar::Fp16,
+            accumulator: Scalar::Fp32,
+        },
+        MatrixPattern::Mma16816 {
+            inputs: Scalar::Bf16,
+            accumulator: Scalar::Fp32,
+        },
+        MatrixPattern::Mma16816 {
+            inputs: Scalar::Fp16,
+            accumulator: Scalar::Fp16,
+        },
+        MatrixPattern::Mma884,
+    ]
+}
+
+fn type_name(scalar: Scalar) -> &'static str {
+    match scalar {
+        Scalar::Fp16 => "f16",
+        Scalar::Bf16 => "bf16",
+        Scalar::Fp32 => "f32",
+        Scalar::I32 => "s32",
+        Scalar::U32 => "u32",
+    }
+}
+
+/// The per-thread fragment shapes of `mma.m16n8k16`, per level, in operand
+/// order C/D, A, B: C `[2,1].[1,2]` (m-half; an n-pair), A `[2,2].[1,2]`
+/// (m-half, k-half; a k-pair of one row), B `[2,1].[2,1]` (k-half; a k-pair).
+pub const M16N8K16_SHAPES: [&[&[i64]]; 3] = [
+    &[&[2, 1], &[1, 2]],
+    &[&[2, 2], &[1, 2]],
+    &[&[2, 1], &[2, 1]],
+];
+
+/// The per-thread fragment shapes of `mma.m8n8k4`, in operand order C/D, A,
+/// B: C `[2,2].[1,2]` (row+2, column+4; a column pair), A `[1,4]` (one row),
+/// B `[4,1]` (one column).
+pub const M8N8K4_SHAPES: [&[&[i64]]; 3] = [&[&[2, 2], &[1, 2]], &[&[1, 4]], &[&[4, 1]]];
+
+impl MatrixPattern {
+    /// The entry's name.
+    pub fn name(&self) -> String {
+        match *self {
+            MatrixPattern::Ldmatrix { matrices } => {
+                format!("ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].shared.b16")
+            }
+            MatrixPattern::Mma16816 {
+                inputs,
+                accumulator,
+            } => format!(
+                "mma.sync.aligned.m16n8k16.row.col.{acc}.{ab}.{ab}.{acc}",
+                acc = type_name(accumulator),
+                ab = type_name(inputs)
+            ),
+            MatrixPattern::Mma884 => "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32".into(),
+        }
+    }
+
+    /// Its spec family.
+    pub fn family(&self) -> Family {
+        match self {
+            MatrixPattern::Ldmatrix { .. } => Family::Move,
+            MatrixPattern::Mma16816 { .. } | MatrixPattern::Mma884 => Family::MatMul,
+        }
+    }
+
+    /// The lowest target with the instruction.
+    pub fn needs(&self) -> Sm {
+        match self {
+            MatrixPattern::Ldmatrix { .. } => Sm(75),
+            MatrixPattern::Mma16816 { .. } => Sm(80),
+            MatrixPattern::Mma884 => Sm(70),
+        }
+    }
+
+    /// Matches a request.
+    pub fn check(&self, request: &Request) -> Matched {
+        match *self {
+            MatrixPattern::Ldmatrix { matrices } => check_ldmatrix(request, matrices),
+            MatrixPattern::Mma16816 {
+                inputs,
+                accumulator,
+            } => {
+                let scalars = [accumulator, inputs, inputs];
+                check_mma(request, Unit::Warp, scalars, [4, 8, 4], &M16N8K16_SHAPES)?;
+                Ok(self.plan())
+            }
+            MatrixPattern::Mma884 => {
+                let scalars = [Scalar::Fp32, Scalar::Fp16, Scalar::Fp16];
+                check_mma(request, Unit::QuadPair, scalars, [8, 4, 4], &M8N8K4_SHAPES)?;
+                Ok(self.plan())
+            }
+        }
+    }
+
+    fn plan(&self) -> Plan {
+        Plan::Matrix(MatrixPlan {
+            pattern: *self,
+            transpose: false,
+        })
+    }
+}
+
+fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
+    expect_operands(
+        request,
+        &[&[Memory::Registers]],
+        &[&[Memory::Shared]],
+        "moves shared memory → registers",
+    )?;
+    let (out, input) = (&request.outputs[0], &request.inputs[0]);
+    if input.scalar.bytes() != 2 || out.scalar != input.scalar {
+        return Err(Reject::new(
+            Progress::Types,
+            format!(
+                "moves 16-bit elements without converting; this spec moves {} → {}",
+                input.scalar.name(),
+                out.scalar.name()
+            ),
+        ));
+    }
+    expect_warp(request, Unit::Warp)?;
+    expect_counts(
+        request,
+        &[2 * matrices as usize, 8],
+        &format!(
+            "gives each thread one 16-byte row to read (8 elements) and {} packed pair{}",
+            matrices,
+            if matrices == 1 { "" } else { "s" }
+        ),
+    )?;
+    let place = input
+        .memory_place()
+        .map_err(|reason| Reject::new(Progress::Layout, reason))?;
+    if !place.contiguous {
+        return Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "each thread's input must be one row of 8 contiguous elements; the input {}",
+                place.why_not_contiguous(input.count)
+            ),
+        )
+        .with_help(
+            "lay the shared tile out so that each thread's 8 elements are contiguous, e.g. \
+             row-major `[16, 16 : 16, 1]` for rows of 8",
+        ));
+    }
+    expect_packed(out)?;
+    if place.align < 16 {
+        return Err(Reject::new(Progress::Alignment, input.alignment_reason(16)));
+    }
+    Ok(Plan::Matrix(MatrixPlan {
+        pattern: MatrixPattern::Ldmatrix { matrices },
+        transpose: transposes(input, out),
+    }))
+}
+
+/// `.trans` when the direction of a memory row (the mode of extent 8 of the
+/// input's innermost level) differs from the direction of a register pair
+/// (the mode of extent 2 of the output's innermost level). Rank-1 views have
+/// no direction: no transpose.
+fn transposes(input: &OperandInfo, out: &OperandInfo) -> bool {
+    let direction = |dims: Option<&Vec<i64>>, extent: i64| -> Option<usize> {
+        let dims = dims?;
+        let long: Vec<usize> = (0..dims.len()).filter(|i| dims[*i] == extent).collect();
+        let rest_unit = dims
+            .iter()
+            .enumerate()
+            .all(|(i, d)| *d == 1 || long.contains(&i));
+        (dims.len() >= 2 && long.len() == 1 && rest_unit).then(|| long[0])
+    };
+    match (
+        direction(input.dims.last(), 8),
+        direction(out.dims.last(), 2),
+    ) {
+        (Some(row), Some(pair)) => row != pair,
+        (Some(_), None) | (None, Some(_)) | (None, None) => false,
+    }
+}
+
+fn expect_warp(request: &Request, unit: Unit) -> Result<(), Reject> {
+    if request.group.unit == unit {
+        return Ok(());
+    }
+    let wanted = match unit {
+        Unit::QuadPair => "a Volta quad pair, the group `[(4,2) : (1,16)]` innermost",
+        Unit::Thread | Unit::Warp | Unit::Lanes { .. } | Unit::Other(_) => {
+            "a whole warp, 32 consecutive threads from a multiple of 32"
+        }
+    };
+    Err(Reject::new(
+        Progress::Group,
+        format!(
+            "is executed by {wanted}; `{}` is {}",
+            request.group.text,
+            request.group.describe()
+        ),
+    ))
+}
+
+fn check_mma(
+    request: &Request,
+    unit: Unit,
+    scalars: [Scalar; 3],
+    counts: [usize; 3],
+    shapes: &[&[&[i64]]; 3],
+) -> Result<(), Reject> {
+    let rf: &[Memory] = &[Memory::Registers];
+    expect_operands(request, &[rf], &[rf, rf], "multiplies register fragments")?;
+    let operands = [&request.outputs[0], &request.inputs[0], &request.inputs[1]];
+    if operands.iter().zip(&scalars).any(|(op, s)| op.scalar != *s) {
+        return Err(Reject::new(
+            Progress::Types,
+            format!(
+                "computes {} += {} · {}; this spec has {} += {} · {}",
+                scalars[0].name(),
+                scalars[1].name(),
+                scalars[2].name(),
+                operands[0].scalar.name(),
+                operands[1].scalar.name(),
+                operands[2].scalar.name()
+            ),
+        ));
+    }
+    expect_warp(request, unit)?;
+    let names = ["C", "A", "B"];
+    for ((operand, count), name) in operands.iter().zip(counts).zip(names) {
+        if operand.count != count {
+            return Err(Reject::new(
+                Progress::Size,
+                format!(
+                    "takes {count} elements of {name} per thread; the {} has {}",
+                    operand.role, operand.count
+                ),
+            ));
+        }
+    }
+    for ((operand, shape), name) in operands.iter().zip(shapes).zip(names) {
+        let expected: Vec<Vec<i64>> = shape.iter().map(|level| level.to_vec()).collect();
+        if essential(&operand.dims) != essential(&expected) {
+            return Err(Reject::new(
+                Progress::Layout,
+                format!(
+                    "wants {name} per thread as {}; the {} is {}",
+                    shape_text(&expected),
+                    operand.role,
+                    shape_text(&operand.dims)
+                ),
+            ));
+        }
+        if operand.scalar.bytes() == 2 {
+            expect_packed(operand)?;
+        }
+    }
+    Ok(())
+}
+
+/// A fragment shape up to unit extents: per level, the position and extent
+/// of each mode longer than 1, levels without one dropped. `[2].[2,1]` (a
+/// B fragment indexed out of a wider register tensor) is `[2,1].[2,1]`;
+/// `[2,2].[2,1]` is not `[2,2].[1,2]` (its pairs run along the other mode).
+fn essential(levels: &[Vec<i64>]) -> Vec<Vec<(usize, i64)>> {
+    levels
+        .iter()
+        .map(|level| {
+            level
+                .iter()
+                .enumerate()
+                .filter(|(_, extent)| **extent > 1)
+                .map(|(position, extent)| (position, *extent))
+                .collect::<Vec<_>>()
+        })
+        .filter(|level| !level.is_empty())
+        .collect()
+}
+
+fn shape_text(levels: &[Vec<i64>]) -> String {
+    levels
+        .iter()
+        .map(|level| {
+            let dims: Vec<String> = level.iter().map(i64::to_string).collect();
+            format!("[{}]", dims.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Emits an accepted matrix plan.
+pub fn emit(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    plan: &MatrixPlan,
+) -> Result<(), LowerError> {
+    match plan.pattern {
+        MatrixPattern::Ldmatrix { matrices } => {
+            let (out, input) = (&request.outputs[0], &request.inputs[0]);
+            let address = lowering.address(input, 0)?;
+            let words = lowering.target_words(out)?;
+            let trans = if plan.transpose { ".trans" } else { "" };
+            let name = format!("ldmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16");
+            lowering
+                .out
+                .emit(&name, vec![Operand::Vector(words), address.into()])
+        }
+        MatrixPattern::Mma16816 { .. } | MatrixPattern::Mma884 => {
+            let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
+            let a = lowering.read_words(a)?;
+            let b = lowering.read_words(b)?;
+            let c_words = lowering.target_words(c)?;
+            let accumulate = match request.kind {
+                SpecKind::MatMul { accumulate } => accumulate,
+                SpecKind::Move { .. }
+                | SpecKind::Unary(_)
+                | SpecKind::Binary(_)
+                | SpecKind::Reduction { .. }
+                | SpecKind::Shfl { .. }
+                | SpecKind::Init { .. }
+                | SpecKind::Generic => true,
+            };
+            if !accumulate {
+                zero(lowering, &c_words)?;
+            }
+            let name = MatrixPattern::name(&plan.pattern);
+            lowering.out.emit(
+                &name,
+                vec![
+                    Operand::Vector(c_words.clone()),
+                    Operand::Vector(a),
+                    Operand::Vector(b),
+                    Operand::Vector(c_words),
+                ],
+            )
+        }
+    }
+}
+
+/// Sets accumulator registers to zero (`MatMul<overwrite>`).
+fn zero(lowering: &mut KernelLowering, words: &[Reg]) -> Result<(), LowerError> {
+    for word in words {
+        match word.class {
+            crate::ptx::RegClass::F32 => lowering
+                .out
+                .emit("mov.f32", vec![(*word).into(), Operand::f32(0.0)])?,
+            crate::ptx::RegClass::Pred
+            | crate::ptx::RegClass::B16
+            | crate::ptx::RegClass::F16
+            | crate::ptx::RegClass::B32
+            | crate::ptx::RegClass::B64 => {
+                lowering.out.emit("mov.b32", vec![(*word).into(), imm(0)])?
+            }
+        }
+    }
+    Ok(())
+}

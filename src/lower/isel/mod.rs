@@ -1,0 +1,528 @@
+//! Stage 3, lowering: instruction selection. The catalogue of atomic specs
+//! is a list of [`Pattern`]s; each is a matcher over (spec kind, the unit of
+//! the executing group, the operands' memories, scalar types, element
+//! layouts and proven alignment) that either accepts, with a plan of the
+//! instructions to emit (instantiated from `ptx-templates/` through the PTX
+//! catalogue), or rejects with a precise reason. A spec no pattern accepts
+//! becomes the "no instruction matches" diagnostic, listing the nearest
+//! patterns and why each did not apply.
+
+mod arith;
+mod convert;
+mod matrix;
+mod memory;
+mod values;
+mod warp;
+
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Reverse;
+
+use super::error::{Candidate, LowerError, NoMatch, OperandNote};
+use super::group::GroupInfo;
+use super::irtext::spec_kind;
+use super::kernel::KernelLowering;
+use super::views::OperandInfo;
+use crate::diag::Span;
+use crate::ir::{Memory, SpecKind, SpecStmt};
+use crate::ptx::{Arch, Sm};
+
+pub use arith::{FmaType, PointImpl};
+
+/// An atomic spec with its operands and group analysed: what patterns see.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// What is computed.
+    pub kind: SpecKind,
+    /// The spec statement.
+    pub span: Span,
+    /// The executing thread group.
+    pub group: GroupInfo,
+    /// Written operands.
+    pub outputs: Vec<OperandInfo>,
+    /// Read operands.
+    pub inputs: Vec<OperandInfo>,
+    /// The requested architecture, if any.
+    pub arch: Option<Arch>,
+}
+
+/// How far a pattern got before rejecting: the later, the nearer it is.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Progress {
+    /// Another kind of spec.
+    Kind,
+    /// Other operand counts or memories.
+    Operands,
+    /// Other scalar types.
+    Types,
+    /// Another executing unit.
+    Group,
+    /// Another number of elements.
+    Size,
+    /// Elements not laid out as the instruction needs.
+    Layout,
+    /// Alignment not proven.
+    Alignment,
+    /// Everything fits but the target lacks the instruction.
+    Target,
+}
+
+/// Why a pattern does not apply.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Reject {
+    /// How far matching got.
+    pub progress: Progress,
+    /// The reason, in words.
+    pub reason: String,
+    /// A concrete fix, when there is one.
+    pub help: Option<String>,
+}
+
+impl Reject {
+    /// A rejection at `progress`.
+    pub fn new(progress: Progress, reason: impl Into<String>) -> Reject {
+        Reject {
+            progress,
+            reason: reason.into(),
+            help: None,
+        }
+    }
+
+    /// The same rejection with a fix.
+    pub fn with_help(mut self, help: impl Into<String>) -> Reject {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// The result of matching one pattern.
+pub type Matched = Result<Plan, Reject>;
+
+/// The kinds of atomic specs, as the catalogue groups them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Family {
+    /// `Move`.
+    Move,
+    /// `Move<async>`.
+    AsyncMove,
+    /// `MatMul`, `MatMul<overwrite>`.
+    MatMul,
+    /// `UnaryPointwise` and `BinaryPointwise`.
+    Pointwise,
+    /// `Reduction`.
+    Reduction,
+    /// `Shfl`.
+    Shfl,
+    /// `Init`.
+    Init,
+}
+
+/// The family of a spec kind; `None` for the generic `Spec`.
+pub fn family_of(kind: &SpecKind) -> Option<Family> {
+    match kind {
+        SpecKind::Move {
+            asynchronous: false,
+        } => Some(Family::Move),
+        SpecKind::Move { asynchronous: true } => Some(Family::AsyncMove),
+        SpecKind::MatMul { .. } => Some(Family::MatMul),
+        SpecKind::Unary(_) | SpecKind::Binary(_) => Some(Family::Pointwise),
+        SpecKind::Reduction { .. } => Some(Family::Reduction),
+        SpecKind::Shfl { .. } => Some(Family::Shfl),
+        SpecKind::Init { .. } => Some(Family::Init),
+        SpecKind::Generic => None,
+    }
+}
+
+/// One entry of the catalogue.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Pattern {
+    /// Loads, stores, copies through registers, register moves, `cp.async`.
+    Memory(memory::MemoryPattern),
+    /// Conversions between scalar types.
+    Convert(convert::ConvertPattern),
+    /// `ldmatrix` and `mma`.
+    Matrix(matrix::MatrixPattern),
+    /// `fma`, pointwise arithmetic and `Init`.
+    Arith(arith::ArithPattern),
+    /// Shuffles and reductions.
+    Warp(warp::WarpPattern),
+}
+
+/// What an accepted pattern will emit.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Plan {
+    /// A memory pattern's plan.
+    Memory(memory::MemoryPlan),
+    /// A conversion's plan.
+    Convert(convert::ConvertPlan),
+    /// A matrix instruction's plan.
+    Matrix(matrix::MatrixPlan),
+    /// An arithmetic plan.
+    Arith(arith::ArithPlan),
+    /// A warp plan.
+    Warp(warp::WarpPlan),
+}
+
+impl Pattern {
+    /// The entry's name, e.g. `ld.global.v4.b32`.
+    pub fn name(&self) -> String {
+        match self {
+            Pattern::Memory(p) => p.name(),
+            Pattern::Convert(p) => p.name(),
+            Pattern::Matrix(p) => p.name(),
+            Pattern::Arith(p) => p.name(),
+            Pattern::Warp(p) => p.name(),
+        }
+    }
+
+    /// The spec family it implements.
+    pub fn family(&self) -> Family {
+        match self {
+            Pattern::Memory(p) => p.family(),
+            Pattern::Convert(_) => Family::Move,
+            Pattern::Matrix(p) => p.family(),
+            Pattern::Arith(p) => p.family(),
+            Pattern::Warp(p) => p.family(),
+        }
+    }
+
+    /// The lowest target with every instruction it emits.
+    pub fn needs(&self) -> Sm {
+        match self {
+            Pattern::Memory(p) => p.needs(),
+            Pattern::Convert(p) => p.needs(),
+            Pattern::Matrix(p) => p.needs(),
+            Pattern::Arith(p) => p.needs(),
+            Pattern::Warp(_) => Sm(70),
+        }
+    }
+
+    /// Matches `request`; on success, the plan.
+    pub fn check(&self, request: &Request) -> Matched {
+        let family = family_of(&request.kind);
+        if family != Some(self.family()) {
+            return Err(Reject::new(
+                Progress::Kind,
+                format!(
+                    "implements another kind of spec than `{}`",
+                    spec_kind(&request.kind)
+                ),
+            ));
+        }
+        let plan = match self {
+            Pattern::Memory(p) => p.check(request),
+            Pattern::Convert(p) => p.check(request),
+            Pattern::Matrix(p) => p.check(request),
+            Pattern::Arith(p) => p.check(request),
+            Pattern::Warp(p) => p.check(request),
+        }?;
+        match request.arch {
+            Some(arch) if arch.sm() < self.needs() => Err(Reject::new(
+                Progress::Target,
+                format!("needs {}; the target is {arch}", self.needs()),
+            )
+            .with_help(format!("compile for {} or later", self.needs()))),
+            Some(_) | None => Ok(plan),
+        }
+    }
+}
+
+/// Every entry of the catalogue, in order of preference: the first that
+/// accepts a spec is used.
+pub fn catalogue() -> Vec<Pattern> {
+    let mut all = Vec::new();
+    all.extend(memory::patterns().into_iter().map(Pattern::Memory));
+    all.extend(matrix::patterns().into_iter().map(Pattern::Matrix));
+    all.extend(convert::patterns().into_iter().map(Pattern::Convert));
+    all.extend(arith::patterns().into_iter().map(Pattern::Arith));
+    all.extend(warp::patterns().into_iter().map(Pattern::Warp));
+    all
+}
+
+/// How many candidates a "no instruction matches" diagnostic lists.
+pub const CANDIDATES_SHOWN: usize = 4;
+
+/// The first pattern accepting `request`, or the diagnostic listing the
+/// nearest ones: same family first, then those that got furthest, then
+/// catalogue order.
+pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
+    let mut rejected = Vec::new();
+    for (position, pattern) in catalogue().into_iter().enumerate() {
+        match pattern.check(request) {
+            Ok(plan) => return Ok((pattern, plan)),
+            Err(reject) => rejected.push((position, pattern, reject)),
+        }
+    }
+    let family = family_of(&request.kind);
+    // Entries of another family, or of another operation of the same family
+    // (`max.f32` for an `exp`), are not near.
+    rejected.retain(|(_, pattern, reject)| {
+        Some(pattern.family()) == family && reject.progress > Progress::Kind
+    });
+    rejected.sort_by_key(|(position, _, reject)| (Reverse(reject.progress), *position));
+    rejected.truncate(CANDIDATES_SHOWN);
+    let help = rejected
+        .first()
+        .and_then(|(_, _, reject)| reject.help.clone());
+    let help = help.or_else(|| match request.kind {
+        SpecKind::Generic => Some("a generic `Spec` has no instruction: give it a body".into()),
+        SpecKind::Move { .. }
+        | SpecKind::MatMul { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Init { .. } => None,
+    });
+    let operands = request
+        .outputs
+        .iter()
+        .chain(&request.inputs)
+        .map(|operand| OperandNote {
+            role: operand.role.clone(),
+            ty: operand.ty.clone(),
+            span: operand.span,
+        })
+        .collect();
+    Err(Box::new(NoMatch {
+        span: request.span,
+        spec: spec_kind(&request.kind),
+        group: request.group.text.clone(),
+        operands,
+        candidates: rejected
+            .into_iter()
+            .map(|(_, pattern, reject)| Candidate {
+                name: pattern.name(),
+                reason: reject.reason,
+            })
+            .collect(),
+        help,
+    }))
+}
+
+impl KernelLowering<'_, '_> {
+    /// The request for atomic spec `spec` (unrolled variables substituted).
+    pub fn request(&self, spec: &SpecStmt) -> Request {
+        let analyse = |views: &[crate::ir::View], role: &dyn Fn(usize) -> String| {
+            views
+                .iter()
+                .enumerate()
+                .map(|(i, view)| {
+                    OperandInfo::analyse(
+                        view,
+                        role(i),
+                        self.names.tensor_type(&view.ty),
+                        &self.out.prover,
+                        &self.names,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let outputs = analyse(&spec.outputs, &|i| {
+            numbered("output", i, spec.outputs.len())
+        });
+        let inputs = analyse(&spec.inputs, &|i| numbered("input", i, spec.inputs.len()));
+        Request {
+            kind: spec.kind.clone(),
+            span: spec.span,
+            group: GroupInfo::analyse(&spec.threads, self.block_size, &self.names),
+            outputs,
+            inputs,
+            arch: self.options.arch,
+        }
+    }
+}
+
+fn numbered(role: &str, i: usize, count: usize) -> String {
+    if count == 1 {
+        role.to_string()
+    } else {
+        format!("{role} {}", i + 1)
+    }
+}
+
+/// Selects and emits the instructions of atomic spec `spec`.
+pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<(), LowerError> {
+    let request = lowering.request(spec);
+    // An operand whose elements cannot even be listed (a symbolic extent)
+    // matches no entry; say why directly rather than through every entry.
+    for operand in request.outputs.iter().chain(&request.inputs) {
+        if let Err(reason) = &operand.place {
+            return Err(LowerError::unsupported(
+                operand.span,
+                format!(
+                    "the {} of this atomic spec cannot be compiled: {reason}",
+                    operand.role
+                ),
+                "give every operand of an atomic spec a constant per-thread shape (tile and \
+                 index until each thread's view has constant extents)",
+            ));
+        }
+    }
+    let (_, plan) = select(&request).map_err(LowerError::NoMatch)?;
+    match plan {
+        Plan::Memory(plan) => memory::emit(lowering, &request, &plan),
+        Plan::Convert(plan) => convert::emit(lowering, &request, &plan),
+        Plan::Matrix(plan) => matrix::emit(lowering, &request, &plan),
+        Plan::Arith(plan) => arith::emit(lowering, &request, &plan),
+        Plan::Warp(plan) => warp::emit(lowering, &request, &plan),
+    }
+}
+
+/// Shared checks: `count` outputs and inputs, each in one of the memories
+/// listed (`outputs`, `inputs`); the reason names what was found.
+pub fn expect_operands(
+    request: &Request,
+    outputs: &[&[Memory]],
+    inputs: &[&[Memory]],
+    what: &str,
+) -> Result<(), Reject> {
+    let fits = |operands: &[OperandInfo], wanted: &[&[Memory]]| {
+        operands.len() == wanted.len()
+            && operands
+                .iter()
+                .zip(wanted)
+                .all(|(operand, memories)| memories.contains(&operand.memory))
+    };
+    if fits(&request.outputs, outputs) && fits(&request.inputs, inputs) {
+        return Ok(());
+    }
+    let list = |operands: &[OperandInfo]| {
+        operands
+            .iter()
+            .map(|operand| operand.memory.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Reject::new(
+        Progress::Operands,
+        format!(
+            "{what}; this spec writes [{}] from [{}]",
+            list(&request.outputs),
+            list(&request.inputs)
+        ),
+    ))
+}
+
+/// Shared check: the executing unit is each thread alone.
+pub fn expect_thread(request: &Request) -> Result<(), Reject> {
+    match request.group.unit {
+        super::group::Unit::Thread => Ok(()),
+        super::group::Unit::Warp
+        | super::group::Unit::QuadPair
+        | super::group::Unit::Lanes { .. }
+        | super::group::Unit::Other(_) => Err(Reject::new(
+            Progress::Group,
+            format!(
+                "is executed by each thread alone (group `[]` or `[1]`); `{}` is {}",
+                request.group.text,
+                request.group.describe()
+            ),
+        )
+        .with_help("execute per-thread specs with a `.scalar()` group")),
+    }
+}
+
+/// Shared check: every operand has scalar type `scalar`.
+pub fn expect_scalar(request: &Request, scalars: &[crate::ir::Scalar]) -> Result<(), Reject> {
+    for operand in request.outputs.iter().chain(&request.inputs) {
+        if !scalars.contains(&operand.scalar) {
+            let wanted: Vec<&str> = scalars.iter().map(|s| s.name()).collect();
+            return Err(Reject::new(
+                Progress::Types,
+                format!(
+                    "works on {}; the {} is {}",
+                    wanted.join(" or "),
+                    operand.role,
+                    operand.scalar.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Shared check: a memory operand is moved by one load or store (2, 4, 8 or
+/// 16 contiguous, aligned bytes); register operands pass.
+pub fn expect_single_access(operand: &OperandInfo) -> Result<(), Reject> {
+    if operand.memory == Memory::Registers {
+        return Ok(());
+    }
+    let bytes = operand.bytes();
+    if ![2, 4, 8, 16].contains(&bytes) {
+        let reject = Reject::new(
+            Progress::Size,
+            format!(
+                "reads or writes memory with one access of 2, 4, 8 or 16 bytes; the {} has {} \
+                 bytes",
+                operand.role, bytes
+            ),
+        );
+        return Err(if bytes > 16 {
+            reject.with_help("tile the memory operand into pieces of at most 16 bytes")
+        } else {
+            reject
+        });
+    }
+    let place = operand
+        .memory_place()
+        .map_err(|reason| Reject::new(Progress::Layout, reason))?;
+    if !place.contiguous {
+        return Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "the {} {}",
+                operand.role,
+                place.why_not_contiguous(operand.count)
+            ),
+        ));
+    }
+    if place.align < bytes {
+        return Err(alignment_reject(operand, bytes));
+    }
+    Ok(())
+}
+
+/// Shared check: a 16-bit register operand's elements are packed pairs.
+pub fn expect_packed(operand: &OperandInfo) -> Result<(), Reject> {
+    match operand.memory {
+        Memory::Registers => operand.packed_pairs().map(|_| ()).map_err(|reason| {
+            Reject::new(Progress::Layout, reason).with_help(
+                "lay the register tensor out so that each pair of elements is one register's \
+                 two halves, slots 2r and 2r+1 (e.g. a row-major `[2, 4 : 4, 1]` tiled by \
+                 `[1, 2]`)",
+            )
+        }),
+        Memory::Global | Memory::Shared => Ok(()),
+    }
+}
+
+/// Shared check: outputs and inputs have `count` elements each.
+pub fn expect_counts(request: &Request, counts: &[usize], what: &str) -> Result<(), Reject> {
+    let operands: Vec<&OperandInfo> = request.outputs.iter().chain(&request.inputs).collect();
+    for (operand, count) in operands.iter().zip(counts) {
+        if operand.count != *count {
+            return Err(Reject::new(
+                Progress::Size,
+                format!(
+                    "{what}; the {} has {} element{}",
+                    operand.role,
+                    operand.count,
+                    if operand.count == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A rejection for an operand whose alignment to `bytes` is not proven,
+/// with the fix.
+pub fn alignment_reject(operand: &OperandInfo, bytes: u32) -> Reject {
+    let elements = bytes / operand.scalar.bytes();
+    Reject::new(Progress::Alignment, operand.alignment_reason(bytes)).with_help(format!(
+        "start each thread's view at a multiple of {elements} elements ({bytes} bytes), \
+         padding the tensor if needed, or move smaller pieces"
+    ))
+}

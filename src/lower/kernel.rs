@@ -1,0 +1,213 @@
+//! Stage 3, lowering: one kernel → one `.entry` — its parameters (a `.u64`
+//! per global tensor, then a `.u32` per symbolic dimension, docs/language.md
+//! §6), `.maxntid`, shared arrays, and the walk of its outermost spec. The
+//! state every later step of the kernel's lowering works on lives here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::Options;
+use super::emitter::Emitter;
+use super::error::LowerError;
+use super::irtext::Names;
+use super::prove::{Prover, group_size};
+use super::registers::RegisterFile;
+use super::shared::{SharedPlan, plan_shared, unique_name};
+use crate::ir::{Buffer, BufferId, BufferKind, Kernel};
+use crate::ptx::{Catalogue, Entry, ParamType};
+
+/// Where a buffer's elements live, as the lowering addresses them.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Storage {
+    /// A global tensor: the `.u64` parameter holding its address.
+    Global {
+        /// The parameter's name.
+        param: String,
+    },
+    /// A shared tensor: a slice of a shared array.
+    Shared {
+        /// The array's name.
+        array: String,
+        /// The slice's first byte in the array.
+        offset: u32,
+    },
+    /// A register array (see [`RegisterFile`]).
+    Registers,
+}
+
+/// The state of lowering one kernel.
+///
+/// Rule: `storage[i]` is where `kernel.buffers[i]` lives; `unrolled` binds
+/// the variables of the unrolled loops being walked to their current value;
+/// `errors` collects failures that do not stop the walk (an atomic spec
+/// that matches nothing is reported, and the walk goes on).
+pub struct KernelLowering<'a, 'c> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// What the caller asked for.
+    pub options: &'a Options,
+    /// The code under construction.
+    pub out: Emitter<'c>,
+    /// Per buffer, its storage.
+    pub storage: Vec<Storage>,
+    /// The register arrays.
+    pub registers: RegisterFile,
+    /// Names for printing.
+    pub names: Names,
+    /// Values of the unrolled loop variables in scope.
+    pub unrolled: BTreeMap<u32, i64>,
+    /// Failures collected so far.
+    pub errors: Vec<LowerError>,
+    /// Threads per block.
+    pub block_size: i64,
+}
+
+/// Lowers `kernel` into an entry. `taken` holds the names already used at
+/// module scope (entries, dynamic shared arrays) and receives this kernel's.
+pub fn lower_kernel(
+    kernel: &Kernel,
+    options: &Options,
+    catalogue: &Catalogue,
+    taken: &mut BTreeSet<String>,
+) -> Result<Entry, Vec<LowerError>> {
+    let mut lowering =
+        KernelLowering::new(kernel, options, catalogue, taken).map_err(|e| vec![e])?;
+    let root = &kernel.root;
+    if let Err(error) = lowering.spec(root) {
+        lowering.errors.push(error);
+    }
+    if !lowering.errors.is_empty() {
+        return Err(lowering.errors);
+    }
+    lowering.out.finish().map_err(|error| vec![error])
+}
+
+impl<'a, 'c> KernelLowering<'a, 'c> {
+    fn new(
+        kernel: &'a Kernel,
+        options: &'a Options,
+        catalogue: &'c Catalogue,
+        taken: &mut BTreeSet<String>,
+    ) -> Result<Self, LowerError> {
+        if taken.contains(&kernel.name) {
+            return Err(LowerError::unsupported(
+                kernel.span,
+                format!(
+                    "a kernel named `{}` is already defined in this file",
+                    kernel.name
+                ),
+                "give every kernel of a file its own name",
+            ));
+        }
+        taken.insert(kernel.name.clone());
+        let block_size = group_size(&kernel.block)
+            .filter(|size| (1..=1024).contains(size))
+            .ok_or_else(|| {
+                LowerError::unsupported(
+                    kernel.span,
+                    format!(
+                        "the block group has {} threads; a block has a constant 1 to 1024",
+                        group_size(&kernel.block)
+                            .map_or("a symbolic number of".into(), |n| { n.to_string() })
+                    ),
+                    "declare the kernel's thread group with a constant size of at most 1024",
+                )
+            })?;
+        let prover = Prover::for_kernel(kernel);
+        let mut out = Emitter::new(&kernel.name, catalogue, prover, kernel.span)?;
+        out.annotate = options.annotate;
+        out.max_threads(block_size as u32)?;
+        let plan = plan_shared(kernel, options.arch, taken)?;
+        let mut entry_names: BTreeSet<String> = BTreeSet::from([kernel.name.clone()]);
+        entry_names.extend(taken.iter().cloned());
+        let mut storage = vec![Storage::Registers; kernel.buffers.len()];
+        declare_shared(&mut out, &plan, &mut storage)?;
+        for (position, id) in kernel.params.iter().enumerate() {
+            let buffer = buffer(kernel, *id)?;
+            match buffer.kind {
+                BufferKind::Param(index) if index as usize == position => {}
+                BufferKind::Param(_) | BufferKind::Shared | BufferKind::Registers => {
+                    return Err(LowerError::unsupported(
+                        buffer.span,
+                        format!(
+                            "`%{}` is parameter {position} of the kernel but its storage says \
+                             otherwise",
+                            buffer.name
+                        ),
+                        "this is a checker bug: parameters are the global tensors in order",
+                    ));
+                }
+            }
+            let name = unique_name(&buffer.name, &mut entry_names);
+            out.param(&name, ParamType::U64)?;
+            storage[id.0 as usize] = Storage::Global { param: name };
+        }
+        for dim in &kernel.dims {
+            let name = unique_name(&dim.name, &mut entry_names);
+            out.dim_param(&name)?;
+        }
+        for (index, buffer) in kernel.buffers.iter().enumerate() {
+            let unplaced = match (&buffer.kind, &storage[index]) {
+                (BufferKind::Param(_), Storage::Global { .. })
+                | (BufferKind::Shared, Storage::Shared { .. })
+                | (BufferKind::Registers, Storage::Registers) => false,
+                (BufferKind::Param(_) | BufferKind::Shared | BufferKind::Registers, _) => true,
+            };
+            if unplaced {
+                return Err(LowerError::unsupported(
+                    buffer.span,
+                    format!(
+                        "`%{}` is a global tensor that is not a kernel parameter",
+                        buffer.name
+                    ),
+                    "declare global tensors at kernel scope: they are the kernel's parameters",
+                ));
+            }
+        }
+        Ok(KernelLowering {
+            kernel,
+            options,
+            out,
+            storage,
+            registers: RegisterFile::new(),
+            names: Names::of(kernel),
+            unrolled: BTreeMap::new(),
+            errors: Vec::new(),
+            block_size,
+        })
+    }
+
+    /// The buffer `id` of this kernel.
+    pub fn buffer(&self, id: BufferId) -> Result<&'a Buffer, LowerError> {
+        buffer(self.kernel, id)
+    }
+}
+
+fn declare_shared(
+    out: &mut Emitter,
+    plan: &SharedPlan,
+    storage: &mut [Storage],
+) -> Result<(), LowerError> {
+    if plan.dynamic {
+        out.dynamic_shared(&plan.dynamic_array)?;
+    }
+    for slot in &plan.slots {
+        if !plan.dynamic {
+            out.shared_array(&slot.array, slot.bytes)?;
+        }
+        storage[slot.buffer.0 as usize] = Storage::Shared {
+            array: slot.array.clone(),
+            offset: slot.offset,
+        };
+    }
+    Ok(())
+}
+
+fn buffer(kernel: &Kernel, id: BufferId) -> Result<&Buffer, LowerError> {
+    kernel.buffers.get(id.0 as usize).ok_or_else(|| {
+        LowerError::unsupported(
+            kernel.span,
+            format!("buffer number {} does not exist", id.0),
+            "this is a checker bug: views name buffers of their kernel",
+        )
+    })
+}

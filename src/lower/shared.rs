@@ -1,0 +1,221 @@
+//! Stage 3, lowering: shared-memory allocation. Every `SH` buffer of a
+//! kernel gets a 128-byte-aligned slice; up to 48 KiB in all they are static
+//! `.shared` arrays (one per buffer, named after it), above that one dynamic
+//! `extern .shared` array holds every slice and a launcher must pass its size
+//! ([`dynamic_shared_bytes`]).
+
+use std::collections::BTreeSet;
+
+use super::error::LowerError;
+use crate::ir::{BufferId, BufferKind, Kernel};
+use crate::ptx::Arch;
+use crate::ptx::builder::MAX_STATIC_SHARED_BYTES;
+
+/// Every slice starts at a multiple of this many bytes.
+pub const SLICE_ALIGN: u32 = 128;
+
+/// Where one shared buffer lives.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SharedSlot {
+    /// The buffer.
+    pub buffer: BufferId,
+    /// The PTX array holding it.
+    pub array: String,
+    /// Its first byte within the array.
+    pub offset: u32,
+    /// Its size in bytes (before rounding up to the slice alignment).
+    pub bytes: u32,
+}
+
+/// The shared memory of one kernel.
+///
+/// Rule: slices do not overlap and each starts at a multiple of
+/// [`SLICE_ALIGN`]; `dynamic` is true exactly when `total` exceeds the
+/// static limit, and then every slot is in the one array `dynamic_array`.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SharedPlan {
+    /// One slot per shared buffer, in buffer order.
+    pub slots: Vec<SharedSlot>,
+    /// Bytes of all slices, each rounded up to the slice alignment.
+    pub total: u32,
+    /// Whether the slices live in the dynamic array.
+    pub dynamic: bool,
+    /// The dynamic array's name (meaningful when `dynamic`).
+    pub dynamic_array: String,
+}
+
+/// The most shared memory one block may use on `arch` (opting in to the
+/// large carve-out); without an architecture, the largest of the targets.
+pub fn shared_limit(arch: Option<Arch>) -> u64 {
+    match arch {
+        Some(Arch::Sm70) => 96 * 1024,
+        Some(Arch::Sm80) => 163 * 1024,
+        Some(Arch::Sm86 | Arch::Sm89) => 99 * 1024,
+        Some(Arch::Sm90) | None => 227 * 1024,
+    }
+}
+
+/// Plans the shared buffers of `kernel`; `taken` holds the names already
+/// used in the module's scope (arrays get fresh ones).
+pub fn plan_shared(
+    kernel: &Kernel,
+    arch: Option<Arch>,
+    taken: &mut BTreeSet<String>,
+) -> Result<SharedPlan, LowerError> {
+    let mut slots = Vec::new();
+    let mut total: u64 = 0;
+    for (index, buffer) in kernel.buffers.iter().enumerate() {
+        match buffer.kind {
+            BufferKind::Shared => {}
+            BufferKind::Param(_) | BufferKind::Registers => continue,
+        }
+        let elements = buffer
+            .elements
+            .as_const()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| {
+                LowerError::unsupported(
+                    buffer.span,
+                    format!(
+                        "shared tensor `%{}` has {} elements, not a positive constant",
+                        buffer.name, buffer.elements
+                    ),
+                    "give shared tensors constant shapes",
+                )
+            })?;
+        let bytes = u64::try_from(elements)
+            .ok()
+            .and_then(|n| n.checked_mul(u64::from(buffer.ty.scalar.bytes())))
+            .filter(|bytes| *bytes <= u64::from(u32::MAX))
+            .ok_or_else(|| too_much(kernel, u64::MAX, arch))?;
+        let offset = total;
+        total = offset + round_up(bytes, u64::from(SLICE_ALIGN));
+        if total > shared_limit(arch) {
+            return Err(too_much(kernel, total, arch));
+        }
+        slots.push(SharedSlot {
+            buffer: BufferId(index as u32),
+            array: unique_name(&format!("smem_{}", buffer.name), taken),
+            offset: offset as u32,
+            bytes: bytes as u32,
+        });
+    }
+    let dynamic = total > u64::from(MAX_STATIC_SHARED_BYTES);
+    let dynamic_array = unique_name(&format!("{}_dynamic_smem", kernel.name), taken);
+    if dynamic {
+        for slot in &mut slots {
+            slot.array = dynamic_array.clone();
+        }
+    } else {
+        for slot in &mut slots {
+            slot.offset = 0;
+        }
+    }
+    Ok(SharedPlan {
+        slots,
+        total: total as u32,
+        dynamic,
+        dynamic_array,
+    })
+}
+
+/// The dynamic shared memory a launcher must pass for `kernel`: the total of
+/// its shared slices when above 48 KiB, else 0 (docs/language.md §6).
+pub fn dynamic_shared_bytes(kernel: &Kernel) -> Result<u32, LowerError> {
+    let plan = plan_shared(kernel, None, &mut BTreeSet::new())?;
+    Ok(if plan.dynamic { plan.total } else { 0 })
+}
+
+fn too_much(kernel: &Kernel, bytes: u64, arch: Option<Arch>) -> LowerError {
+    LowerError::SharedMemory {
+        span: kernel.span,
+        bytes,
+        limit: shared_limit(arch),
+        target: arch.map_or_else(|| "any target".to_string(), |arch| arch.to_string()),
+    }
+}
+
+fn round_up(value: u64, to: u64) -> u64 {
+    value.div_ceil(to) * to
+}
+
+/// `name` made into a PTX identifier not in `taken` (and added to it).
+pub fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut base: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        base.insert(0, '_');
+    }
+    let mut candidate = base.clone();
+    let mut n = 1;
+    while taken.contains(&candidate) {
+        n += 1;
+        candidate = format!("{base}_{n}");
+    }
+    taken.insert(candidate.clone());
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::testing::{kernel_with_buffers, shared};
+
+    #[test]
+    fn small_kernels_get_one_static_array_per_buffer() {
+        let kernel = kernel_with_buffers(vec![shared("a", 256), shared("b", 100)]);
+        let plan = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap();
+        assert!(!plan.dynamic);
+        assert_eq!(plan.total, 512 + 256);
+        let names: Vec<&str> = plan.slots.iter().map(|s| s.array.as_str()).collect();
+        assert_eq!(names, ["smem_a", "smem_b"]);
+        assert_eq!(plan.slots[1].bytes, 200);
+        assert_eq!(dynamic_shared_bytes(&kernel), Ok(0));
+    }
+
+    #[test]
+    fn large_kernels_share_one_dynamic_array_in_aligned_slices() {
+        // 3 stages of 128x32 fp16 for A and B: 6 x 8 KiB + a 100-byte flag.
+        let mut buffers: Vec<_> = (0..6).map(|i| shared(&format!("s{i}"), 4096)).collect();
+        buffers.push(shared("flag", 50));
+        let kernel = kernel_with_buffers(buffers);
+        let plan = plan_shared(&kernel, Some(Arch::Sm80), &mut BTreeSet::new()).unwrap();
+        assert!(plan.dynamic);
+        let offsets: Vec<u32> = plan.slots.iter().map(|s| s.offset).collect();
+        assert_eq!(offsets, [0, 8192, 16384, 24576, 32768, 40960, 49152]);
+        assert!(plan.slots.iter().all(|s| s.array == plan.dynamic_array));
+        assert_eq!(plan.total, 49152 + 128);
+        assert_eq!(dynamic_shared_bytes(&kernel), Ok(49280));
+    }
+
+    #[test]
+    fn more_than_the_target_allows_is_an_error() {
+        let kernel = kernel_with_buffers(vec![shared("big", 60 * 1024)]);
+        // 120 KiB: fine on sm_80 and sm_90, too much on sm_86.
+        assert!(plan_shared(&kernel, Some(Arch::Sm80), &mut BTreeSet::new()).is_ok());
+        let error = plan_shared(&kernel, Some(Arch::Sm86), &mut BTreeSet::new()).unwrap_err();
+        let diagnostic = error.to_diagnostic();
+        assert_eq!(diagnostic.code, "E0302");
+        assert!(
+            diagnostic.message.contains("122880 bytes"),
+            "{}",
+            diagnostic.message
+        );
+        assert!(
+            diagnostic.message.contains("sm_86"),
+            "{}",
+            diagnostic.message
+        );
+    }
+
+    #[test]
+    fn names_are_identifiers_and_unique() {
+        let mut taken = BTreeSet::new();
+        assert_eq!(unique_name("smem_1", &mut taken), "smem_1");
+        assert_eq!(unique_name("smem_1", &mut taken), "smem_1_2");
+        assert_eq!(unique_name("1x", &mut taken), "_1x");
+        assert_eq!(unique_name("a-b", &mut taken), "a_b");
+    }
+}

@@ -1,0 +1,429 @@
+//! Stage 3, lowering: the walk over a kernel's statements. Decomposed specs
+//! are walked into; atomic specs go to instruction selection; run-time loops
+//! become PTX loops with a counter register (their body a new scope for
+//! hoisting); unrolled loops are walked once per iteration with their
+//! variable substituted everywhere; `if` becomes a predicate and branches
+//! (or nothing, when the condition is known at compile time); `sync`,
+//! `async_commit` and `async_wait` become single instructions.
+
+use super::error::LowerError;
+use super::isel;
+use super::kernel::KernelLowering;
+use crate::diag::Span;
+use crate::expr::{Expr, Var};
+use crate::ir::{CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
+use crate::ptx::{Guard, Reg, RegClass, imm};
+
+/// The most iterations an unrolled loop may have.
+pub const MAX_UNROLL: i64 = 1 << 16;
+
+impl KernelLowering<'_, '_> {
+    /// Lowers a spec: its body when decomposed, else the instructions it
+    /// matches. A spec that matches nothing is recorded and the walk goes on,
+    /// so one run reports every such spec.
+    pub fn spec(&mut self, spec: &SpecStmt) -> Result<(), LowerError> {
+        self.out.at(spec.span);
+        match &spec.body {
+            Some(body) => {
+                self.annotate(spec.span, |this| {
+                    format!("{} {{", this.names.spec_head(this.kernel, spec))
+                })?;
+                self.body(body)
+            }
+            None => {
+                let spec = self.substitute_spec(spec);
+                self.annotate(spec.span, |this| this.names.spec_head(this.kernel, &spec))?;
+                match isel::lower_atomic(self, &spec) {
+                    Ok(()) => Ok(()),
+                    Err(error @ (LowerError::NoMatch(_) | LowerError::Unsupported { .. })) => {
+                        self.errors.push(error);
+                        Ok(())
+                    }
+                    Err(
+                        error @ (LowerError::SharedMemory { .. }
+                        | LowerError::TooLarge { .. }
+                        | LowerError::Ptx { .. }),
+                    ) => Err(error),
+                }
+            }
+        }
+    }
+
+    /// Lowers statements in order.
+    pub fn body(&mut self, body: &[Stmt]) -> Result<(), LowerError> {
+        body.iter().try_for_each(|stmt| self.statement(stmt))
+    }
+
+    fn statement(&mut self, stmt: &Stmt) -> Result<(), LowerError> {
+        match stmt {
+            Stmt::Spec(spec) => self.spec(spec),
+            Stmt::For(each) if each.unroll => self.unrolled_loop(each),
+            Stmt::For(each) => self.runtime_loop(each),
+            Stmt::If(branch) => self.branch(branch),
+            Stmt::Sync(span) => self.single(*span, "sync", "bar.sync", vec![imm(0)]),
+            Stmt::AsyncCommit(span) => {
+                self.single(*span, "async_commit", "cp.async.commit_group", Vec::new())
+            }
+            Stmt::AsyncWait { pending, span } => self.single(
+                *span,
+                &format!("async_wait({pending})"),
+                "cp.async.wait_group",
+                vec![imm(i64::from(*pending))],
+            ),
+        }
+    }
+
+    fn single(
+        &mut self,
+        span: Span,
+        text: &str,
+        name: &str,
+        operands: Vec<crate::ptx::Operand>,
+    ) -> Result<(), LowerError> {
+        self.out.at(span);
+        self.annotate(span, |_| text.to_string())?;
+        self.out.emit(name, operands)
+    }
+
+    /// Writes the statement at `span` as a comment when annotating: its
+    /// source line when the source is known, else `ir()`.
+    pub fn annotate(
+        &mut self,
+        span: Span,
+        ir: impl FnOnce(&Self) -> String,
+    ) -> Result<(), LowerError> {
+        if !self.options.annotate {
+            return Ok(());
+        }
+        let line = match &self.options.source {
+            Some(source) => source_line(source, span),
+            None => None,
+        };
+        let text = line.unwrap_or_else(|| ir(self));
+        self.out.comment(&text)
+    }
+
+    /// `expr` with the unrolled loop variables in scope replaced by their
+    /// values.
+    pub fn substitute(&self, expr: &Expr) -> Expr {
+        if self.unrolled.is_empty() {
+            return expr.clone();
+        }
+        expr.substitute(&|var| match var {
+            Var::Loop(i) => self.unrolled.get(&i).map(|value| Expr::Const(*value)),
+            Var::ThreadId | Var::BlockId | Var::Dim(_) => None,
+        })
+    }
+
+    fn substitute_view(&self, view: &View) -> View {
+        let mut view = view.clone();
+        view.base = self.substitute(&view.base);
+        for level in &mut view.ty.levels {
+            level.shape = level.shape.map(&mut |e| self.substitute(e));
+            level.stride = level.stride.map(&mut |e| self.substitute(e));
+        }
+        view
+    }
+
+    fn substitute_spec(&self, spec: &SpecStmt) -> SpecStmt {
+        SpecStmt {
+            kind: spec.kind.clone(),
+            outputs: spec
+                .outputs
+                .iter()
+                .map(|v| self.substitute_view(v))
+                .collect(),
+            inputs: spec
+                .inputs
+                .iter()
+                .map(|v| self.substitute_view(v))
+                .collect(),
+            blocks: spec.blocks.clone(),
+            threads: spec.threads.clone(),
+            body: None,
+            span: spec.span,
+        }
+    }
+
+    fn constant(&self, expr: &Expr, what: &str, span: Span) -> Result<i64, LowerError> {
+        let value = self.out.prover.simplify(&self.substitute(expr));
+        value.as_const().ok_or_else(|| {
+            LowerError::unsupported(
+                span,
+                format!("this loop must be unrolled, but its {what} `{value}` is not a constant"),
+                "a loop whose body indexes a register tensor needs constant bounds and step",
+            )
+        })
+    }
+
+    fn unrolled_loop(&mut self, each: &ForStmt) -> Result<(), LowerError> {
+        let lo = self.constant(&each.lo, "start", each.span)?;
+        let hi = self.constant(&each.hi, "bound", each.span)?;
+        let step = self.constant(&each.step, "step", each.span)?;
+        if step < 1 || (hi - lo) / step > MAX_UNROLL {
+            return Err(LowerError::unsupported(
+                each.span,
+                format!(
+                    "this loop would unroll into {} iterations",
+                    (hi - lo) / step.max(1)
+                ),
+                format!("unrolled loops have a positive step and at most {MAX_UNROLL} iterations"),
+            ));
+        }
+        let var = self.names.expr(&Expr::var(Var::Loop(each.var)));
+        self.out.at(each.span);
+        self.annotate(each.span, |_| {
+            format!("for ({var} = {lo}; {var} < {hi}; {var} += {step}) // unrolled")
+        })?;
+        let mut value = lo;
+        while value < hi {
+            if self.options.annotate {
+                self.out.comment(&format!("{var} = {value} (unrolled)"))?;
+            }
+            self.unrolled.insert(each.var, value);
+            let walked = self.body(&each.body);
+            self.unrolled.remove(&each.var);
+            walked?;
+            value += step;
+        }
+        Ok(())
+    }
+
+    fn runtime_loop(&mut self, each: &ForStmt) -> Result<(), LowerError> {
+        self.out.at(each.span);
+        let (lo, hi, step) = (
+            self.substitute(&each.lo),
+            self.substitute(&each.hi),
+            self.substitute(&each.step),
+        );
+        self.annotate(each.span, |this| {
+            let var = this.names.expr(&Expr::var(Var::Loop(each.var)));
+            format!(
+                "for ({var} = {}; {var} < {}; {var} += {})",
+                this.names.expr(&lo),
+                this.names.expr(&hi),
+                this.names.expr(&step)
+            )
+        })?;
+        let uniform = ![&lo, &hi, &step]
+            .iter()
+            .any(|e| e.vars().contains(&Var::ThreadId));
+        let branch = if uniform { "bra.uni" } else { "bra" };
+        let counter = self.out.reg(RegClass::B32);
+        let start = self.out.int(&lo)?;
+        self.out.emit("mov.u32", vec![counter.into(), start])?;
+        let prover = &self.out.prover;
+        let runs = prover
+            .range(&prover.simplify(&lo))
+            .hi
+            .is_some_and(|last| last < prover.range(&prover.simplify(&hi)).lo);
+        let exit = self.out.label("loop_exit");
+        if !runs {
+            let bound = self.out.int(&hi)?;
+            let skip = self.out.reg(RegClass::Pred);
+            self.out
+                .emit("setp.ge.u32", vec![skip.into(), counter.into(), bound])?;
+            self.out
+                .emit_guarded(Guard::when(skip), branch, vec![exit.clone().into()])?;
+        }
+        let head = self.out.label("loop");
+        self.out.open_loop(each.var, counter, head.clone());
+        self.body(&each.body)?;
+        self.out.at(each.span);
+        let step = self.out.int(&step)?;
+        self.out
+            .emit("add.u32", vec![counter.into(), counter.into(), step])?;
+        let bound = self.out.int(&hi)?;
+        let again = self.out.reg(RegClass::Pred);
+        self.out
+            .emit("setp.lt.u32", vec![again.into(), counter.into(), bound])?;
+        self.out
+            .emit_guarded(Guard::when(again), branch, vec![head.into()])?;
+        self.out.close_loop(each.var)?;
+        if !runs {
+            self.out.place(&exit)?;
+        }
+        Ok(())
+    }
+
+    fn branch(&mut self, branch: &IfStmt) -> Result<(), LowerError> {
+        self.out.at(branch.span);
+        let cond = self.substitute_cond(&branch.cond);
+        self.annotate(branch.span, |this| {
+            format!("if ({})", this.names.cond(&cond))
+        })?;
+        match self.fold(&cond) {
+            Folded::Known(true) => return self.body(&branch.then_body),
+            Folded::Known(false) => return self.body(&branch.else_body),
+            Folded::Runtime(cond) => {
+                let uniform = !cond_vars(&cond).contains(&Var::ThreadId);
+                let jump = if uniform { "bra.uni" } else { "bra" };
+                let taken = self.predicate(&cond)?;
+                let otherwise = self.out.label("else");
+                self.out.emit_guarded(
+                    Guard::unless(taken),
+                    jump,
+                    vec![otherwise.clone().into()],
+                )?;
+                self.body(&branch.then_body)?;
+                if branch.else_body.is_empty() {
+                    self.out.place(&otherwise)?;
+                } else {
+                    let end = self.out.label("end_if");
+                    self.out.emit(jump, vec![end.clone().into()])?;
+                    self.out.place(&otherwise)?;
+                    self.body(&branch.else_body)?;
+                    self.out.place(&end)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn substitute_cond(&self, cond: &Cond) -> Cond {
+        match cond {
+            Cond::Compare(op, a, b) => Cond::Compare(*op, self.substitute(a), self.substitute(b)),
+            Cond::And(a, b) => Cond::And(
+                Box::new(self.substitute_cond(a)),
+                Box::new(self.substitute_cond(b)),
+            ),
+            Cond::Or(a, b) => Cond::Or(
+                Box::new(self.substitute_cond(a)),
+                Box::new(self.substitute_cond(b)),
+            ),
+        }
+    }
+
+    /// The condition with every comparison known at compile time decided.
+    fn fold(&self, cond: &Cond) -> Folded {
+        match cond {
+            Cond::Compare(op, a, b) => {
+                let prover = &self.out.prover;
+                let (a, b) = (prover.simplify(a), prover.simplify(b));
+                match (a.as_const(), b.as_const()) {
+                    (Some(x), Some(y)) => Folded::Known(compare(*op, x, y)),
+                    (Some(_), None) | (None, Some(_)) | (None, None) => {
+                        Folded::Runtime(Cond::Compare(*op, a, b))
+                    }
+                }
+            }
+            Cond::And(a, b) => match (self.fold(a), self.fold(b)) {
+                (Folded::Known(false), _) | (_, Folded::Known(false)) => Folded::Known(false),
+                (Folded::Known(true), other) | (other, Folded::Known(true)) => other,
+                (Folded::Runtime(a), Folded::Runtime(b)) => {
+                    Folded::Runtime(Cond::And(Box::new(a), Box::new(b)))
+                }
+            },
+            Cond::Or(a, b) => match (self.fold(a), self.fold(b)) {
+                (Folded::Known(true), _) | (_, Folded::Known(true)) => Folded::Known(true),
+                (Folded::Known(false), other) | (other, Folded::Known(false)) => other,
+                (Folded::Runtime(a), Folded::Runtime(b)) => {
+                    Folded::Runtime(Cond::Or(Box::new(a), Box::new(b)))
+                }
+            },
+        }
+    }
+
+    /// A predicate register holding `cond` (no part of it constant).
+    fn predicate(&mut self, cond: &Cond) -> Result<Reg, LowerError> {
+        let d = self.out.reg(RegClass::Pred);
+        match cond {
+            Cond::Compare(op, a, b) => {
+                // `setp` wants a register first: a constant left side swaps.
+                let (op, a, b) = match a.as_const() {
+                    Some(_) => (mirror(*op), b, a),
+                    None => (*op, a, b),
+                };
+                let a = self.out.int_reg(a)?;
+                let b = self.out.int(b)?;
+                self.out.emit(
+                    &format!("setp.{}.u32", setp_name(op)),
+                    vec![d.into(), a.into(), b],
+                )?;
+            }
+            Cond::And(a, b) => {
+                let (a, b) = (self.predicate(a)?, self.predicate(b)?);
+                self.out
+                    .emit("and.pred", vec![d.into(), a.into(), b.into()])?;
+            }
+            Cond::Or(a, b) => {
+                let (a, b) = (self.predicate(a)?, self.predicate(b)?);
+                self.out
+                    .emit("or.pred", vec![d.into(), a.into(), b.into()])?;
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// A condition after compile-time folding.
+enum Folded {
+    Known(bool),
+    Runtime(Cond),
+}
+
+fn compare(op: CompareOp, x: i64, y: i64) -> bool {
+    match op {
+        CompareOp::Eq => x == y,
+        CompareOp::Ne => x != y,
+        CompareOp::Lt => x < y,
+        CompareOp::Le => x <= y,
+        CompareOp::Gt => x > y,
+        CompareOp::Ge => x >= y,
+    }
+}
+
+/// The comparison with its sides swapped: `a < b` is `b > a`.
+fn mirror(op: CompareOp) -> CompareOp {
+    match op {
+        CompareOp::Eq => CompareOp::Eq,
+        CompareOp::Ne => CompareOp::Ne,
+        CompareOp::Lt => CompareOp::Gt,
+        CompareOp::Le => CompareOp::Ge,
+        CompareOp::Gt => CompareOp::Lt,
+        CompareOp::Ge => CompareOp::Le,
+    }
+}
+
+fn setp_name(op: CompareOp) -> &'static str {
+    match op {
+        CompareOp::Eq => "eq",
+        CompareOp::Ne => "ne",
+        CompareOp::Lt => "lt",
+        CompareOp::Le => "le",
+        CompareOp::Gt => "gt",
+        CompareOp::Ge => "ge",
+    }
+}
+
+fn cond_vars(cond: &Cond) -> Vec<Var> {
+    match cond {
+        Cond::Compare(_, a, b) => {
+            let mut vars = a.vars();
+            vars.extend(b.vars());
+            vars
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            let mut vars = cond_vars(a);
+            vars.extend(cond_vars(b));
+            vars
+        }
+    }
+}
+
+/// `line N: text` of the line where `span` starts, trimmed.
+fn source_line(source: &str, span: Span) -> Option<String> {
+    let start = (span.start as usize).min(source.len());
+    if !source.is_char_boundary(start) {
+        return None;
+    }
+    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    let number = source[..start].matches('\n').count() + 1;
+    Some(format!(
+        "line {number}: {}",
+        source[line_start..line_end].trim()
+    ))
+}

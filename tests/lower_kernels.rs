@@ -1,0 +1,195 @@
+//! Kernels beyond the examples that exercise what a tensor-core GEMM needs
+//! from the lowering — `ldmatrix.trans` into B fragments of two n-tiles, mma
+//! fragments indexed out of wider register tensors, a run-time loop with a
+//! symbolic bound whose addresses advance by a hoisted stride, alignment
+//! proven from a dim's divisibility requirement — each checked in its PTX
+//! and assembled by ptxas with its SASS.
+
+mod ptx_support;
+
+use graphene::check::check_file;
+use graphene::lower::{Options, lower_program};
+use graphene::ptx::{Arch, Module};
+use graphene::syntax::parse_file;
+
+fn lower(name: &str, src: &str, arch: Option<Arch>) -> Module {
+    let ast = parse_file(name, src).unwrap_or_else(|d| panic!("{d:#?}"));
+    let program = check_file(&ast, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+    let options = Options {
+        arch,
+        ..Options::default()
+    };
+    lower_program(&program, &options).unwrap_or_else(|d| panic!("{d:#?}"))
+}
+
+/// C (16x16, fp32) = A (16x16) · B (16x16, row-major K x N): one
+/// `ldmatrix.x4` for A, one `ldmatrix.x4.trans` for both B fragments, two
+/// `mma.m16n8k16`.
+const TWO_TILE_MMA: &str = "
+kernel two_tile_mma {
+    %A:[16, 16 : 16, 1].fp16.GL
+    %B:[16, 16 : 16, 1].fp16.GL
+    %C:[16, 16 : 16, 1].fp32.GL
+    #b:[1].block
+    #w:[32].thread
+    %C <- MatMul<overwrite><<<#b, #w>>>(%A, %B) {
+        #one:[].block = #b.scalar()
+        #me:[].thread = #w.scalar()
+        #quads:[4, 8].thread = #w.reshape([4, 8])
+        @t, @g = #quads.indices()
+        %As:[16, 16 : 16, 1].fp16.SH
+        %Bs:[16, 16 : 16, 1].fp16.SH
+        #rows:[16, 2].thread = #w.reshape([16, 2])
+        @r, @h = #rows.indices()
+        %As.tile([1, 8])[@r, @h] <- Move<<<#one, #me>>>(%A.tile([1, 8])[@r, @h])
+        %Bs.tile([1, 8])[@r, @h] <- Move<<<#one, #me>>>(%B.tile([1, 8])[@r, @h])
+        sync
+        #quarters:[8, 2, 2].thread = #w.reshape([8, 2, 2])
+        @i, @x, @y = #quarters.indices()
+        %a:[2, 4 : 4, 1].fp16.RF
+        %a.tile([1, 2]) <- Move<<<#one, #w>>>(%As.tile([8, 8])[@x, @y].tile([1, 8])[@i, 0])
+        %b:[4, 2 : 1, 4].fp16.RF
+        %b.tile([2, 1]) <- Move<<<#one, #w>>>(%Bs.tile([8, 8])[@x, @y].tile([1, 8])[@i, 0])
+        %c:[2, 2, 2 : 2, 1, 4].fp32.RF
+        %c <- Init<0.0><<<#one, #me>>>()
+        for (n = 0; n < 2; n += 1) {
+            %c[_, _, n].tile([1, 2]) <- MatMul<<<#one, #w>>>(%a.tile([1, 2]), %b.tile([2, 1])[_, n])
+        }
+        %C_pairs:[2, 8].[8, 2].fp32.GL = %C.tile([8, 2])
+        for (n = 0; n < 2; n += 1) {
+            for (m = 0; m < 2; m += 1) {
+                %C_pairs[m, 4 * n + @t, @g, _] <- Move<<<#one, #me>>>(%c[m, _, n])
+            }
+        }
+    }
+}
+";
+
+#[test]
+fn b_fragments_of_two_tiles_come_from_one_transposed_ldmatrix() {
+    let module = lower("two_tile_mma.gph", TWO_TILE_MMA, None);
+    let text = module.to_ptx().unwrap();
+    assert_eq!(
+        text.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("mma.sync.aligned.m16n8k16").count(),
+        2,
+        "{text}"
+    );
+    // The two mma take the two halves of the transposed load.
+    let b_regs: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("mma.sync"))
+        .map(|line| line.split('{').nth(3).unwrap().split('}').next().unwrap())
+        .collect();
+    let trans = text.lines().find(|line| line.contains(".trans")).unwrap();
+    let loaded = trans.split('{').nth(1).unwrap().split('}').next().unwrap();
+    assert_eq!(format!("{}, {}", b_regs[0], b_regs[1]), loaded, "{text}");
+    if ptx_support::tools_available() {
+        let expected = [(
+            "two_tile_mma",
+            ptx_support::mnemonics(&["LDSM", "HMMA", "STG"]),
+        )];
+        ptx_support::check_module(&module, Arch::Sm80, &expected);
+    }
+}
+
+/// Row sums of a 128 x K fp32 matrix, K symbolic: a run-time loop over
+/// 16-byte pieces, each thread its own row.
+const ROW_SUMS: &str = "
+kernel row_sums {
+    %X:[128, K : K, 1].fp32.GL
+    %Y:[128].fp32.GL
+    #b:[1].block
+    #t:[128].thread
+    %Y <- Reduction<add, [1]><<<#b, #t>>>(%X) {
+        #one:[].block = #b.scalar()
+        #me:[].thread = #t.scalar()
+        @r = #t.indices()
+        %acc:[].fp32.RF
+        %v:[1, 4].fp32.RF
+        %part:[].fp32.RF
+        %pieces:[128, K / 4].[1, 4].fp32.GL = %X.tile([1, 4])
+        %acc <- Init<0.0><<<#one, #me>>>()
+        for (k = 0; k < K / 4; k += 1) {
+            %v <- Move<<<#one, #me>>>(%pieces[@r, k])
+            %part <- Reduction<add, [0, 1]><<<#one, #me>>>(%v)
+            %acc <- BinaryPointwise<add><<<#one, #me>>>(%acc, %part)
+        }
+        %Y[@r] <- Move<<<#one, #me>>>(%acc)
+    }
+}
+";
+
+#[test]
+fn a_symbolic_loop_bound_is_loaded_once_and_its_stride_hoisted() {
+    let module = lower("row_sums.gph", ROW_SUMS, Some(Arch::Sm80));
+    let text = module.to_ptx().unwrap();
+    // K is the .u32 parameter after the buffers, read once.
+    assert!(text.contains(".param .u32 K"), "{text}");
+    assert_eq!(text.matches("ld.param.u32").count(), 1, "{text}");
+    // K % 4 == 0 is a launch requirement, so each piece is 16-byte aligned.
+    assert!(text.contains("ld.global.v4.f32"), "{text}");
+    // K ≥ 1 and K % 4 == 0 prove K / 4 ≥ 1: the loop runs, no guard; its
+    // branch is uniform (the bound does not depend on the thread).
+    assert!(!text.contains("setp.ge.u32"), "{text}");
+    assert!(text.contains("bra.uni $L"), "{text}");
+    // Inside the loop: one address step, the load, three adds for the
+    // piece, one for the accumulator, and the latch.
+    let head = text.lines().position(|l| l.ends_with("_loop:")).unwrap();
+    let body: Vec<&str> = text
+        .lines()
+        .skip(head + 1)
+        .take_while(|l| !l.contains("bra.uni $L") || !l.contains("_loop"))
+        .collect();
+    assert_eq!(
+        body.iter().filter(|l| l.contains("add.f32")).count(),
+        4,
+        "{text}"
+    );
+    assert_eq!(
+        body.iter().filter(|l| l.contains("mad.wide.u32")).count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        !body
+            .iter()
+            .any(|l| l.contains("%tid.x") || l.contains("ld.param")),
+        "{text}"
+    );
+    if ptx_support::tools_available() {
+        let expected = [("row_sums", ptx_support::mnemonics(&["LDG", "FADD"]))];
+        ptx_support::check_module(&module, Arch::Sm80, &expected);
+    }
+}
+
+#[test]
+fn a_loop_that_may_not_run_is_guarded() {
+    let src = ROW_SUMS.replace("for (k = 0;", "for (k = 1;");
+    let module = lower("row_sums.gph", &src, Some(Arch::Sm80));
+    let text = module.to_ptx().unwrap();
+    let guard = text
+        .lines()
+        .position(|l| l.contains("setp.ge.u32"))
+        .expect("a guard");
+    let skip = text.lines().nth(guard + 1).unwrap();
+    assert!(
+        skip.contains("bra.uni $L") && skip.contains("loop_exit"),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.ends_with("_loop_exit:")), "{text}");
+    if ptx_support::tools_available() {
+        ptx_support::check_module(&module, Arch::Sm80, &[]);
+    }
+}

@@ -1,0 +1,111 @@
+//! Robustness of the lowering: mutated versions of the examples and of the
+//! lowering's diagnostic cases (every token deleted in turn, every number
+//! replaced by other sizes) that still parse and check are lowered for
+//! several targets. The lowering must never panic; a rejection has at least
+//! one diagnostic whose spans lie inside the input; an accepted program
+//! writes as PTX.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use graphene::check::check_file;
+use graphene::lower::{Options, lower_program};
+use graphene::ptx::Arch;
+use graphene::syntax::{parse_file, tokenize};
+
+/// Sizes that make shapes odd, tiny, huge, misaligned or exact.
+const SIZES: [&str; 10] = ["0", "1", "2", "3", "7", "8", "16", "64", "4096", "1000000"];
+
+fn corpus() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = Vec::new();
+    for dir in ["examples", "tests/lower_diagnostics"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
+            .collect();
+        paths.sort();
+        texts.extend(
+            paths
+                .iter()
+                .map(|path| std::fs::read_to_string(path).unwrap()),
+        );
+    }
+    texts
+}
+
+fn mutations(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in tokenize(text) {
+        let range = token.span.range();
+        let splice = |replacement: &str| {
+            format!(
+                "{}{replacement}{}",
+                &text[..range.start],
+                &text[range.end..]
+            )
+        };
+        out.push(splice(""));
+        if text[range.clone()].bytes().all(|b| b.is_ascii_digit()) {
+            out.extend(SIZES.iter().map(|size| splice(size)));
+        }
+    }
+    out
+}
+
+/// Lowers `src` if it checks; `Some(accepted)` then, `None` if the front
+/// end rejects it.
+fn lower(src: &str, arch: Option<Arch>) -> Option<bool> {
+    let ast = parse_file("mutant.gph", src).ok()?;
+    let program = check_file(&ast, &[]).ok()?;
+    let options = Options {
+        arch,
+        annotate: true,
+        source: Some(src.into()),
+    };
+    match lower_program(&program, &options) {
+        Ok(module) => {
+            let text = module.to_ptx();
+            assert!(text.is_ok(), "an accepted program does not write:\n{src}");
+            Some(true)
+        }
+        Err(diagnostics) => {
+            assert!(
+                !diagnostics.is_empty(),
+                "rejected without a diagnostic:\n{src}"
+            );
+            for diagnostic in &diagnostics {
+                for span in diagnostic.spans() {
+                    assert!(
+                        span.end as usize <= src.len(),
+                        "span {span} outside the input: {diagnostic}\n{src}"
+                    );
+                }
+            }
+            Some(false)
+        }
+    }
+}
+
+#[test]
+fn mutated_programs_never_make_the_lowering_panic() {
+    let (mut lowered, mut rejected, mut inputs) = (0, 0, 0);
+    for text in corpus() {
+        for mutant in mutations(&text) {
+            inputs += 1;
+            for arch in [None, Some(Arch::Sm70)] {
+                let outcome = catch_unwind(AssertUnwindSafe(|| lower(&mutant, arch)));
+                match outcome {
+                    Ok(Some(true)) => lowered += 1,
+                    Ok(Some(false)) => rejected += 1,
+                    Ok(None) => break,
+                    Err(_) => panic!("the lowering panicked ({arch:?}) on:\n{mutant}"),
+                }
+            }
+        }
+    }
+    println!("{inputs} mutants: {lowered} lowerings accepted, {rejected} rejected");
+    assert!(inputs > 1000, "{inputs}");
+    assert!(lowered > 100 && rejected > 100, "{lowered} / {rejected}");
+}

@@ -1,0 +1,173 @@
+//! `ptxgen` as a build system calls it: files in, one `.ptx` per file out,
+//! exit status 0 / 1 / 2, JSON lines on request, the same bytes whatever the
+//! number of parallel jobs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ptxgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptxgen"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("ptxgen runs")
+}
+
+fn examples() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
+        .map(|path| format!("examples/{}", path.file_name().unwrap().to_string_lossy()))
+        .collect();
+    names.sort();
+    names
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn path_arg(path: &Path) -> String {
+    format!("{}/", path.display())
+}
+
+#[test]
+fn every_example_compiles_to_one_ptx_file() {
+    let out = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = examples();
+    args.extend(["-o".into(), path_arg(out.path())]);
+    let output = ptxgen(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for example in examples() {
+        let stem = Path::new(&example).file_stem().unwrap().to_owned();
+        let ptx = out.path().join(PathBuf::from(stem).with_extension("ptx"));
+        let text = std::fs::read_to_string(&ptx).unwrap_or_else(|_| panic!("no {ptx:?}"));
+        assert!(text.contains(".visible .entry"), "{ptx:?}");
+    }
+}
+
+#[test]
+fn parallel_and_serial_runs_write_the_same_bytes() {
+    let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (dir, jobs) in [(&one, "1"), (&many, "4")] {
+        let mut args: Vec<String> = examples();
+        args.extend(["-j".into(), jobs.into(), "-o".into(), path_arg(dir.path())]);
+        let output = ptxgen(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    for example in examples() {
+        let name = Path::new(&example).with_extension("ptx");
+        let name = name.file_name().unwrap();
+        let a = std::fs::read(one.path().join(name)).unwrap();
+        let b = std::fs::read(many.path().join(name)).unwrap();
+        assert!(a == b, "{name:?} differs between -j 1 and -j 4");
+    }
+}
+
+#[test]
+fn a_failing_file_gives_status_1_and_the_others_still_compile() {
+    let out = tempfile::tempdir().unwrap();
+    let bad = "tests/lower_diagnostics/ldmatrix_column_major.gph";
+    let output = ptxgen(&[bad, "examples/vector_copy.gph", "-o", &path_arg(out.path())]);
+    assert_eq!(output.status.code(), Some(1));
+    let errors = stderr(&output);
+    assert!(errors.contains("error[E0300]"), "{errors}");
+    assert!(
+        errors.contains("ldmatrix_column_major.gph:18:9"),
+        "{errors}"
+    );
+    assert!(out.path().join("vector_copy.ptx").exists());
+    assert!(!out.path().join("ldmatrix_column_major.ptx").exists());
+}
+
+#[test]
+fn usage_errors_give_status_2() {
+    assert_eq!(ptxgen(&[]).status.code(), Some(2));
+    assert_eq!(ptxgen(&["a.gph", "--arch", "sm_75"]).status.code(), Some(2));
+    let clash = ptxgen(&[
+        "examples/vector_copy.gph",
+        "tests/vector_copy.gph",
+        "-o",
+        "x/",
+    ]);
+    assert_eq!(clash.status.code(), Some(2));
+    assert!(stderr(&clash).contains("would both be written"));
+}
+
+#[test]
+fn json_messages_are_one_object_per_line() {
+    let out = tempfile::tempdir().unwrap();
+    let bad = "tests/lower_diagnostics/move_too_long.gph";
+    let output = ptxgen(&[
+        bad,
+        "examples/warp_row_sum.gph",
+        "-o",
+        &path_arg(out.path()),
+        "--message-format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let of_type = |kind: &str| {
+        lines
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .collect::<Vec<_>>()
+    };
+    let results = of_type("result");
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["success"], false);
+    assert_eq!(results[1]["success"], true);
+    let diagnostics = of_type("diagnostic");
+    assert_eq!(diagnostics.len(), 2);
+    assert!(diagnostics.iter().all(|d| d["code"] == "E0300"));
+    assert_eq!(diagnostics[0]["start"]["line"], 12);
+    let kernels = of_type("kernel");
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(kernels[0]["name"], "warp_row_sum");
+}
+
+#[test]
+fn ir_and_defines() {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("row_sum.ir");
+    let output = ptxgen(&[
+        "examples/warp_row_sum.gph",
+        "--emit",
+        "ir",
+        "--define",
+        "ROWS=512",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let ir = std::fs::read_to_string(&target).unwrap();
+    assert!(ir.starts_with("kernel warp_row_sum {"), "{ir}");
+    assert!(ir.contains("%X:[512,128 : 128,1].fp32.GL"), "{ir}");
+    let unknown = ptxgen(&["examples/warp_row_sum.gph", "--define", "COLS=4", "-o", "-"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("E0204"), "{}", stderr(&unknown));
+}
+
+#[test]
+fn standard_output_takes_one_file_and_annotations() {
+    let output = ptxgen(&[
+        "examples/vector_copy.gph",
+        "-o",
+        "-",
+        "--annotate",
+        "--arch",
+        "sm_90",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains(".target sm_90"));
+    assert!(text.contains("// line "), "{text}");
+}
