@@ -129,3 +129,42 @@ fn past_the_host_checks_a_machine_without_a_gpu_says_why() {
         "{error}"
     );
 }
+
+#[test]
+fn every_example_compiles_plans_and_has_a_contract() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "gph"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let compiled = CompiledFile::compile(&name, &text, &[], None)
+            .unwrap_or_else(|d| panic!("{name}: {d:#?}"));
+        // The values tests/gpu_examples.rs gives: 256 suits every example.
+        let dims: Vec<_> = compiled
+            .program
+            .kernels
+            .iter()
+            .flat_map(|k| k.dims.iter())
+            .map(|d| format!("{}=256", d.name).parse().unwrap())
+            .collect();
+        let selected = select(&compiled, None, &dims).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for one in &selected {
+            let contract = one
+                .contract
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(contract.output.elements() > 0);
+            assert!(
+                compiled
+                    .ptx
+                    .contains(&format!(".entry {}(", one.plan.kernel)),
+                "{name}"
+            );
+        }
+    }
+}

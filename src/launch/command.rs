@@ -2,17 +2,22 @@
 //! their options, the choice of kernels, every plan checked before the GPU
 //! is touched, then one summary line per kernel (or `--json` rows).
 //!
-//! The command-line front end parses, checks and lowers the file into a
-//! [`CompiledFile`] and calls [`run_file`] or [`bench_file`]; everything
-//! else happens here.
+//! The command-line front end compiles the file into a [`CompiledFile`]
+//! ([`CompiledFile::compile`]: parse, check, lower) and calls [`run_file`]
+//! or [`bench_file`]; everything else happens here.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use super::PlanError;
 use super::dims::{DimArg, DimValues};
 use super::plan::{LaunchPlan, Source};
+use crate::diag::{Diagnostic, Span};
 use crate::ir::{Kernel, Program};
+use crate::lower::{self, LowerError};
+use crate::ptx::Arch;
 use crate::reference::{Contract, ReferenceError};
+use crate::{check, syntax};
 
 /// A `.gph` file ready to run.
 ///
@@ -30,6 +35,50 @@ pub struct CompiledFile {
     pub ptx: String,
     /// Dynamic shared memory per kernel, in program order.
     pub dynamic_shared_bytes: Vec<u32>,
+}
+
+impl CompiledFile {
+    /// Parses, checks and lowers `text` (reported as `name`), with
+    /// `defines` overriding its constants, for `arch` (`None`: the lowest
+    /// target that has every instruction used). The diagnostics of the
+    /// first stage that fails, otherwise the file ready to run.
+    pub fn compile(
+        name: &str,
+        text: &str,
+        defines: &[(String, i64)],
+        arch: Option<Arch>,
+    ) -> Result<CompiledFile, Vec<Diagnostic>> {
+        let ast = syntax::parse_file(name, text)?;
+        let program = check::check_file(&ast, defines)?;
+        let options = lower::Options {
+            arch,
+            annotate: false,
+            source: Some(Arc::from(text)),
+        };
+        let module = lower::lower_program(&program, &options)?;
+        let ptx = module.to_ptx().map_err(|error| {
+            vec![
+                LowerError::Ptx {
+                    span: Span::DUMMY,
+                    error,
+                }
+                .to_diagnostic(),
+            ]
+        })?;
+        let dynamic_shared_bytes = program
+            .kernels
+            .iter()
+            .map(lower::dynamic_shared_bytes)
+            .collect::<Result<Vec<u32>, LowerError>>()
+            .map_err(|error| vec![error.to_diagnostic()])?;
+        Ok(CompiledFile {
+            name: name.to_string(),
+            text: text.to_string(),
+            program,
+            ptx,
+            dynamic_shared_bytes,
+        })
+    }
 }
 
 /// The options of `ptxgen run`.
@@ -375,6 +424,26 @@ mod tests {
                 .to_string()
                 .starts_with("kernel `scale` needs `--dim` values for N")
         );
+    }
+
+    #[test]
+    fn compiling_gives_the_ptx_and_each_kernels_shared_memory() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/vector_copy.gph");
+        let text = std::fs::read_to_string(path).unwrap();
+        let compiled = CompiledFile::compile("vector_copy.gph", &text, &[], None)
+            .unwrap_or_else(|d| panic!("{d:#?}"));
+        assert!(
+            compiled.ptx.contains(".entry vector_copy("),
+            "{}",
+            compiled.ptx
+        );
+        assert_eq!(compiled.dynamic_shared_bytes, [0]);
+        let selected = select(&compiled, None, &dims(&["B=64"])).unwrap();
+        assert_eq!((selected[0].plan.grid, selected[0].plan.block), (64, 256));
+
+        let errors = CompiledFile::compile("bad.gph", "%a:[4].fp32.GL\n%a <- Nope()\n", &[], None)
+            .unwrap_err();
+        assert!(errors.iter().any(Diagnostic::is_error));
     }
 
     #[cfg(not(feature = "cuda"))]

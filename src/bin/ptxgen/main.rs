@@ -8,13 +8,22 @@
 //! ```
 //!
 //! `build` is the default subcommand, so `ptxgen examples/*.gph -o out/`
-//! works as written; later subcommands (`run`, `bench`) sit beside it.
+//! works as written. Beside it, with the `cuda` feature (`run.rs`,
+//! docs/running.md):
+//!
+//! ```text
+//! ptxgen run FILE [--kernel NAME] [--dim NAME=VALUE]… [--seed S] [--check]
+//! ptxgen bench FILE [--kernel NAME] [--dim NAME=VALUE]… [--reps N] [--warmup N] [--json]
+//! ```
+//!
 //! Exit status: 0 when every file compiled, 1 when some file failed, 2 for a
-//! usage error.
+//! usage error (run: 1 when a kernel fails its check, 2 when the command
+//! stopped).
 
 mod build;
 mod messages;
 mod output;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +52,12 @@ struct Cli {
 enum Command {
     /// Compile .gph files to .ptx (the default).
     Build(BuildArgs),
+    /// Run each kernel of a .gph file once on the GPU (feature `cuda`);
+    /// with --check, compare its output with the CPU reference.
+    Run(run::RunArgs),
+    /// Time each kernel of a .gph file on the GPU (feature `cuda`): CUDA
+    /// events over rotated input sets; TFLOP/s or GB/s.
+    Bench(run::BenchArgs),
 }
 
 /// What to emit.
@@ -138,6 +153,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Build(args)) => args,
+        Some(Command::Run(args)) => return run::run(&args),
+        Some(Command::Bench(args)) => return run::bench(&args),
         None => cli.build,
     };
     match build::run(&args) {
@@ -186,5 +203,28 @@ mod tests {
         assert_eq!(args.jobs, Some(3));
         assert!(Cli::try_parse_from(["ptxgen"]).is_err());
         assert!(Cli::try_parse_from(["ptxgen", "a.gph", "--arch", "sm_75"]).is_err());
+    }
+
+    #[test]
+    fn run_and_bench_take_a_file_and_their_options() {
+        let cli = Cli::try_parse_from([
+            "ptxgen", "run", "gemm.gph", "--dim", "M=4096", "--dim", "N=512", "--check", "-D",
+            "BM=64",
+        ])
+        .unwrap();
+        let Some(Command::Run(run)) = cli.command else {
+            panic!("run subcommand");
+        };
+        assert_eq!(run.options.dims.len(), 2);
+        assert!(run.options.check);
+        assert_eq!(run.compile.defines, [("BM".to_string(), 64)]);
+        let cli =
+            Cli::try_parse_from(["ptxgen", "bench", "gemm.gph", "--reps", "50", "--json"]).unwrap();
+        let Some(Command::Bench(bench)) = cli.command else {
+            panic!("bench subcommand");
+        };
+        assert_eq!((bench.options.reps, bench.options.json), (50, true));
+        assert!(Cli::try_parse_from(["ptxgen", "bench", "g.gph", "--reps", "0"]).is_err());
+        assert!(Cli::try_parse_from(["ptxgen", "run", "g.gph", "--dim", "M"]).is_err());
     }
 }
