@@ -71,9 +71,9 @@ impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "rel err {:.3e} (tol {:.0e}: {}), max abs err {:.3e}, unwritten {}/{}, NaN/inf {}",
+            "rel err {:.3e} (tol {}: {}), max abs err {:.3e}, unwritten {}/{}, NaN/inf {}",
             self.relative_error,
-            self.tolerance.relative,
+            short(self.tolerance.relative),
             self.tolerance.reason,
             self.max_abs_error,
             self.unwritten,
@@ -98,6 +98,19 @@ impl fmt::Display for Comparison {
             )?;
         }
         Ok(())
+    }
+}
+
+/// `x` in scientific notation with at most three significant digits and no
+/// trailing zeros: `1e-2`, `1.56e-2`.
+fn short(x: f64) -> String {
+    let text = format!("{x:.2e}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{mantissa}e{exponent}")
+        }
+        Some(_) | None => text,
     }
 }
 
@@ -321,6 +334,14 @@ mod tests {
             Some(6),
             "first of the largest errors"
         );
+    }
+
+    #[test]
+    fn tolerances_print_short() {
+        assert_eq!(short(1e-2), "1e-2");
+        assert_eq!(short(1e-5), "1e-5");
+        assert_eq!(short(32.0 / 2048.0), "1.56e-2");
+        assert_eq!(short(0.5), "5e-1");
     }
 
     #[test]
