@@ -322,7 +322,12 @@ impl LaunchPlan {
         let roles = roles(kernel);
         let mut params = Vec::with_capacity(kernel.params.len());
         for (&id, role) in kernel.params.iter().zip(roles) {
-            let buffer = &kernel.buffers[id.0 as usize];
+            let buffer = kernel.buffers.get(id.0 as usize).ok_or_else(|| {
+                PlanError::Eval(format!(
+                    "kernel `{}`: parameter buffer {} does not exist",
+                    kernel.name, id.0
+                ))
+            })?;
             let position = match buffer.kind {
                 BufferKind::Param(position) => position,
                 BufferKind::Shared | BufferKind::Registers => {

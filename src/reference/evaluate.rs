@@ -146,6 +146,17 @@ fn host_values<'p>(params: &[&'p [f64]], view: &ResolvedView) -> Result<&'p [f64
 }
 
 impl Contract {
+    /// Input `i`, or an error for a contract built with too few.
+    fn input(&self, i: usize) -> Result<&ResolvedView, ReferenceError> {
+        self.inputs.get(i).ok_or_else(|| {
+            ReferenceError::Shape(format!(
+                "kernel `{}`: the contract has {} inputs; its kind reads input {i}",
+                self.kernel,
+                self.inputs.len()
+            ))
+        })
+    }
+
     /// The tolerance of this contract's comparison.
     pub fn tolerance(&self) -> Tolerance {
         let out = self.output.scalar;
@@ -178,15 +189,15 @@ impl Contract {
         let read = |view: &ResolvedView| gather(&view.element_order()?, data(view)?, &view.name);
         let out = &self.output;
         let (index, mut values) = match &self.kind {
-            ContractKind::Move => (out.element_order()?, read(&self.inputs[0])?),
+            ContractKind::Move => (out.element_order()?, read(self.input(0)?)?),
             ContractKind::Unary(op) => {
-                let mut x = read(&self.inputs[0])?;
+                let mut x = read(self.input(0)?)?;
                 x.par_iter_mut().for_each(|v| *v = unary(*op, *v));
                 (out.element_order()?, x)
             }
             ContractKind::Binary(op) => {
-                let mut x = read(&self.inputs[0])?;
-                let y = read(&self.inputs[1])?;
+                let mut x = read(self.input(0)?)?;
+                let y = read(self.input(1)?)?;
                 x.par_iter_mut()
                     .zip(y.par_iter())
                     .for_each(|(x, y)| *x = binary(*op, *x, *y));
@@ -228,7 +239,7 @@ impl Contract {
             // Columns fastest: element r·columns + c.
             view.index_over(columns.into_iter().chain(rows).collect())
         };
-        let (a, b, c) = (&self.inputs[0], &self.inputs[1], &self.output);
+        let (a, b, c) = (self.input(0)?, self.input(1)?, &self.output);
         let a_dense = gather(&row_major(a)?, data(a)?, &a.name)?;
         let b_dense = gather(&row_major(b)?, data(b)?, &b.name)?;
         let c_index = row_major(c)?;
@@ -251,7 +262,7 @@ impl Contract {
         params: &[&[f64]],
     ) -> Result<Vec<f64>, ReferenceError> {
         let data = |view: &ResolvedView| host_values(params, view);
-        let x = &self.inputs[0];
+        let x = self.input(0)?;
         let modes = x.logical_modes().ok_or_else(|| {
             ReferenceError::Shape(format!("{}'s levels have different ranks", x.name))
         })?;
