@@ -144,13 +144,19 @@ fn every_example_compiles_plans_and_has_a_contract() {
         let text = std::fs::read_to_string(&path).unwrap();
         let compiled = CompiledFile::compile(&name, &text, &[], None)
             .unwrap_or_else(|d| panic!("{name}: {d:#?}"));
-        // The values tests/gpu_examples.rs gives: 256 suits every example.
-        let dims: Vec<_> = compiled
+        // The values tests/gpu_examples.rs gives: 256 suits every example. Kernels
+        // of one file may share dim names (the GEMM's two kernels both have M, N, K).
+        let mut names: Vec<_> = compiled
             .program
             .kernels
             .iter()
-            .flat_map(|k| k.dims.iter())
-            .map(|d| format!("{}=256", d.name).parse().unwrap())
+            .flat_map(|k| k.dims.iter().map(|d| d.name.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        let dims: Vec<_> = names
+            .iter()
+            .map(|name| format!("{name}=256").parse().unwrap())
             .collect();
         let selected = select(&compiled, None, &dims).unwrap_or_else(|e| panic!("{name}: {e}"));
         for one in &selected {
