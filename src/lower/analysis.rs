@@ -346,13 +346,14 @@ mod tests {
         let shl = Expr::shl(tid(), 3.into());
         assert_eq!(known_divisor(&shl, &facts), 8);
         assert_eq!(range(&shl, &facts).hi(), Some(8184));
-        let unbounded = Expr::shl(Expr::var(Var::BlockId), 4.into());
-        assert_eq!(
-            range(&unbounded, &facts),
-            Interval::full(),
-            "bits may be shifted out"
-        );
-        assert_eq!(known_divisor(&unbounded, &facts), 16);
+        // A block id is below 2^32 (an index value), so shifting it by 4 keeps
+        // its bits; shifting a product that may reach 2^60 by 8 may not.
+        let bid = Expr::shl(Expr::var(Var::BlockId), 4.into());
+        assert_eq!(range(&bid, &facts).hi(), Some(((1 << 32) - 1) << 4));
+        let wide = Expr::mul(Expr::var(Var::BlockId), Expr::constant(1 << 28));
+        let lossy = Expr::shl(wide, 8.into());
+        assert_eq!(range(&lossy, &facts), Interval::full(), "bits may be shifted out");
+        assert_eq!(known_divisor(&lossy, &facts), 1 << 36);
         assert_eq!(range(&Expr::shr(tid(), 5.into()), &facts).hi(), Some(31));
     }
 }

@@ -181,11 +181,18 @@ mod tests {
         let facts = warp();
         assert_eq!(simplified(&raw(Expr::Shl, tid(), 4), &facts), "(tid * 16)");
         assert_eq!(simplified(&raw(Expr::Shr, tid(), 2), &facts), "(tid / 4)");
-        // An unbounded block id may lose bits to a shift: it stays one.
+        // A block id is an index value (below 2^32): shifting it by 4 loses no
+        // bits, so it becomes a product; a product that may reach 2^60 shifted
+        // by 8 may lose bits: it stays a shift.
         let bid = Expr::var(Var::BlockId);
         assert_eq!(
             simplified(&raw(Expr::Shl, bid.clone(), 4), &facts),
-            "(bid << 4)"
+            "(bid * 16)"
+        );
+        let wide = raw(Expr::Mul, bid.clone(), 1 << 28);
+        assert_eq!(
+            simplified(&raw(Expr::Shl, wide, 8), &facts),
+            "((bid * 268435456) << 8)"
         );
         // A value that may be negative keeps its arithmetic shift.
         let maybe_negative = raw(Expr::Sub, tid(), 16);

@@ -8,6 +8,8 @@
 //! stated in `docs/index-arithmetic.md` with its proof.
 
 use super::analysis::ValueFacts;
+use super::facts::INDEX_LIMIT;
+use super::interval::Interval;
 use super::linear::{LinearSum, gcd};
 use super::simplify::Simplifier;
 use crate::expr::Expr;
@@ -81,7 +83,7 @@ impl Simplifier<'_> {
         let (quotient, rest) = sum.split_by(&divisor)?;
         if quotient != LinearSum::default() {
             let rest = self.linear(rest);
-            if self.analyze(&rest).range.is_non_negative() {
+            if fits_index(self.analyze(&rest).range) {
                 let rest_quotient = self.div(rest, d.clone());
                 return Some(self.add(self.linear(quotient), rest_quotient));
             }
@@ -209,7 +211,7 @@ impl Simplifier<'_> {
         }
         if rest != sum {
             let rest = self.linear(rest);
-            if self.analyze(&rest).range.is_non_negative() {
+            if fits_index(self.analyze(&rest).range) {
                 return Some(self.rem(rest, d.clone()));
             }
         }
@@ -226,7 +228,7 @@ impl Simplifier<'_> {
         }
         if reduced != sum {
             let reduced = self.linear(reduced);
-            if self.analyze(&reduced).range.is_non_negative() {
+            if fits_index(self.analyze(&reduced).range) {
                 return Some(self.rem(reduced, d.clone()));
             }
         }
@@ -246,4 +248,11 @@ impl Simplifier<'_> {
         }
         None
     }
+}
+
+/// Whether a dividend that a rule forms (it was not in the input) is proven
+/// to hold an index value, `0 ≤ v < INDEX_LIMIT`: then the emitted code, which
+/// wraps at 2^32, computes it exactly and dividing it is sound.
+fn fits_index(range: Interval) -> bool {
+    range.is_non_negative() && range.is_below(INDEX_LIMIT)
 }

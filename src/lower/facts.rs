@@ -119,10 +119,17 @@ fn default_facts(var: Var) -> VarFacts {
         Var::Dim(_) => 1,
     };
     VarFacts {
-        range: Interval::at_least(lo),
+        range: Interval::new(Some(lo), Some(INDEX_LIMIT - 1)).unwrap_or_else(Interval::full),
         congruence: Congruence::unknown(),
     }
 }
+
+/// Every index value the emitted code holds is below this: thread and block
+/// ids, dims (`.u32` parameters) and loop counters live in 32-bit registers.
+/// It also bounds what a rewrite may divide: `/` and `%` by other than a power
+/// of two do not survive a wrap-around, so a rule that forms a new dividend
+/// must prove it below this limit (`docs/index-arithmetic.md`).
+pub const INDEX_LIMIT: i64 = 1 << 32;
 
 /// `tid ∈ [0, 127]; k0 ∈ [0, 992] ≡ 0 (mod 32)`, in variable order.
 impl fmt::Display for Facts {
@@ -337,8 +344,11 @@ mod tests {
     #[test]
     fn defaults_follow_the_ir() {
         let facts = Facts::none();
-        assert_eq!(facts.of(Var::Dim(3)).range, Interval::at_least(1));
-        assert_eq!(facts.of(Var::Loop(2)).range, Interval::at_least(0));
+        // Every index value is a 32-bit register's: below INDEX_LIMIT.
+        let below = |lo| Interval::new(Some(lo), Some(INDEX_LIMIT - 1)).unwrap();
+        assert_eq!(facts.of(Var::Dim(3)).range, below(1));
+        assert_eq!(facts.of(Var::Loop(2)).range, below(0));
+        assert_eq!(facts.of(Var::BlockId).range, below(0));
         assert_eq!(facts.of(Var::BlockId).congruence, Congruence::unknown());
     }
 
