@@ -539,7 +539,10 @@ fn examples_parse_as_bare_statements_too() {
     for path in example_paths() {
         let src = std::fs::read_to_string(&path).expect("readable example");
         let wrapped = strip_spans(parse_file("x.gph", &src).expect("parses"));
-        let kernels = wrapped.items.iter().filter(|item| matches!(item, Item::Kernel(_)));
+        let kernels = wrapped
+            .items
+            .iter()
+            .filter(|item| matches!(item, Item::Kernel(_)));
         if kernels.count() != 1 {
             continue;
         }
@@ -561,5 +564,8 @@ fn examples_parse_as_bare_statements_too() {
         assert_eq!(implicit.name.text, "listing");
         assert_eq!(implicit.body.stmts, kernel.body.stmts);
     }
-    assert!(single_kernel_files >= 2, "the two paper listings are one-kernel files");
+    assert!(
+        single_kernel_files >= 2,
+        "the two paper listings are one-kernel files"
+    );
 }

@@ -352,7 +352,11 @@ mod tests {
         assert_eq!(range(&bid, &facts).hi(), Some(((1 << 32) - 1) << 4));
         let wide = Expr::mul(Expr::var(Var::BlockId), Expr::constant(1 << 28));
         let lossy = Expr::shl(wide, 8.into());
-        assert_eq!(range(&lossy, &facts), Interval::full(), "bits may be shifted out");
+        assert_eq!(
+            range(&lossy, &facts),
+            Interval::full(),
+            "bits may be shifted out"
+        );
         assert_eq!(known_divisor(&lossy, &facts), 1 << 36);
         assert_eq!(range(&Expr::shr(tid(), 5.into()), &facts).hi(), Some(31));
     }

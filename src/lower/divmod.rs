@@ -9,7 +9,6 @@
 
 use super::analysis::ValueFacts;
 use super::facts::INDEX_LIMIT;
-use super::interval::Interval;
 use super::linear::{LinearSum, gcd};
 use super::simplify::Simplifier;
 use crate::expr::Expr;
@@ -81,12 +80,9 @@ impl Simplifier<'_> {
         let sum = LinearSum::from_expr(x)?;
         let divisor = LinearSum::from_expr(d)?.as_divisor()?;
         let (quotient, rest) = sum.split_by(&divisor)?;
-        if quotient != LinearSum::default() {
-            let rest = self.linear(rest);
-            if fits_index(self.analyze(&rest).range) {
-                let rest_quotient = self.div(rest, d.clone());
-                return Some(self.add(self.linear(quotient), rest_quotient));
-            }
+        if quotient != LinearSum::default() && self.formed_dividend_fits(&sum, &rest) {
+            let rest_quotient = self.div(self.linear(rest), d.clone());
+            return Some(self.add(self.linear(quotient), rest_quotient));
         }
         let (monomial, n) = divisor;
         if !monomial.is_empty() {
@@ -209,11 +205,8 @@ impl Simplifier<'_> {
                 rest.add_term(m, -c)?;
             }
         }
-        if rest != sum {
-            let rest = self.linear(rest);
-            if fits_index(self.analyze(&rest).range) {
-                return Some(self.rem(rest, d.clone()));
-            }
+        if rest != sum && self.formed_dividend_fits(&sum, &rest) {
+            return Some(self.rem(self.linear(rest), d.clone()));
         }
         if !by_constant {
             return None;
@@ -226,11 +219,8 @@ impl Simplifier<'_> {
         for (m, c) in sum.terms().filter(|&(_, c)| c < 0) {
             reduced.add_term(m.clone(), c)?;
         }
-        if reduced != sum {
-            let reduced = self.linear(reduced);
-            if fits_index(self.analyze(&reduced).range) {
-                return Some(self.rem(reduced, d.clone()));
-            }
+        if reduced != sum && self.formed_dividend_fits(&sum, &reduced) {
+            return Some(self.rem(self.linear(reduced), d.clone()));
         }
         // (A + B) % n = A % n + B when g | A, g | n and 0 ≤ B < g.
         if let Some((aligned, small)) = self.split_small_addend(&sum, n) {
@@ -250,9 +240,21 @@ impl Simplifier<'_> {
     }
 }
 
-/// Whether a dividend that a rule forms (it was not in the input) is proven
-/// to hold an index value, `0 ≤ v < INDEX_LIMIT`: then the emitted code, which
-/// wraps at 2^32, computes it exactly and dividing it is sound.
-fn fits_index(range: Interval) -> bool {
-    range.is_non_negative() && range.is_below(INDEX_LIMIT)
+impl Simplifier<'_> {
+    /// Whether `formed`, a dividend a rule makes from the dividend `original`
+    /// (it was not in the input), computes exactly in the emitted code, which
+    /// wraps at 2^32, wherever `original` does — so that dividing it is sound:
+    /// it is proven non-negative, and either proven below `INDEX_LIMIT` or
+    /// made by dropping terms proven non-negative (then `formed ≤ original`).
+    fn formed_dividend_fits(&self, original: &LinearSum, formed: &LinearSum) -> bool {
+        let range = self.analyze(&self.linear(formed.clone())).range;
+        if !range.is_non_negative() {
+            return false;
+        }
+        if range.is_below(INDEX_LIMIT) {
+            return true;
+        }
+        LinearSum::sub(original, formed)
+            .is_some_and(|dropped| self.analyze(&dropped.to_expr()).range.is_non_negative())
+    }
 }
