@@ -8,8 +8,8 @@
 //! - [`RunReport`], [`BenchReport`], [`json_rows`]: the summary lines and
 //!   the `--json` rows; [`rotation_sets`]: how many input sets a bench
 //!   rotates.
-//! - With feature `cuda`: [`run_kernel`] (fill, poison, launch, read back,
-//!   compare with [`crate::reference`]) and [`bench_kernel`] (warm-up,
+//! - With feature `cuda`: `run_kernel` (fill, poison, launch, read back,
+//!   compare with [`crate::reference`]) and `bench_kernel` (warm-up,
 //!   CUDA-event timing over rotated input sets).
 //! - [`RunOptions`], [`BenchOptions`], [`select`], [`run_file`],
 //!   [`bench_file`]: the subcommands' options, the kernels chosen and

@@ -13,11 +13,21 @@ use super::tuple::Tuple;
 pub type IntTuple = Tuple<i64>;
 
 /// A leaf tuple.
+///
+/// ```
+/// use graphene::layout::int_tuple::leaf;
+/// assert_eq!(leaf(8).to_string(), "8");
+/// ```
 pub fn leaf(value: i64) -> IntTuple {
     Tuple::Leaf(value)
 }
 
 /// A flat tuple `(v0, v1, …)` of leaves.
+///
+/// ```
+/// use graphene::layout::int_tuple::flat;
+/// assert_eq!(flat(&[4, 8]).to_string(), "(4,8)");
+/// ```
 pub fn flat(values: &[i64]) -> IntTuple {
     Tuple::Node(values.iter().copied().map(Tuple::Leaf).collect())
 }

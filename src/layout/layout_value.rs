@@ -185,11 +185,23 @@ impl Layout {
     }
 
     /// The shape.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!(l.shape().to_string(), "(4,(2,4))");
+    /// ```
     pub fn shape(&self) -> &IntTuple {
         &self.shape
     }
 
     /// The stride, congruent to the shape.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!(l.stride().to_string(), "(2,(1,8))");
+    /// ```
     pub fn stride(&self) -> &IntTuple {
         &self.stride
     }
@@ -210,6 +222,13 @@ impl Layout {
 
     /// The size of the codomain: `Σ (shape_i − 1)·|stride_i| + 1`, which for
     /// non-negative strides is one past the largest offset.
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// // Gapped: 8 coordinates spread over offsets 0..=21.
+    /// let l: Layout = "(4,2):(2,16)".parse().unwrap();
+    /// assert_eq!((l.size(), l.cosize()), (8, 23));
+    /// ```
     pub fn cosize(&self) -> i64 {
         let mut reach = 0i64;
         self.for_each_leaf(&mut |s, d| reach += (s - 1) * d.abs());
@@ -235,11 +254,24 @@ impl Layout {
     }
 
     /// The number of top-level modes (1 for a leaf layout).
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// let l: Layout = "(4,(2,4)):(2,(1,8))".parse().unwrap();
+    /// assert_eq!(l.rank(), 2);
+    /// assert_eq!("8:1".parse::<Layout>().unwrap().rank(), 1);
+    /// ```
     pub fn rank(&self) -> usize {
         self.shape.rank()
     }
 
     /// The nesting depth of the shape (0 for a leaf layout).
+    ///
+    /// ```
+    /// use graphene::layout::Layout;
+    /// assert_eq!("(4,(2,4)):(2,(1,8))".parse::<Layout>().unwrap().depth(), 2);
+    /// assert_eq!("8:1".parse::<Layout>().unwrap().depth(), 0);
+    /// ```
     pub fn depth(&self) -> usize {
         self.shape.depth()
     }

@@ -393,6 +393,13 @@ impl SwizzledLayout {
     /// The IR's notation: `[8,64 : 64,1].Swizzle<3,3,3>`, or with an offset
     /// `(32 + [8,64 : 64,1]).Swizzle<3,3,3>`; an identity swizzle prints the
     /// layout alone.
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Swizzle, SwizzledLayout};
+    /// let l: Layout = "(8,64):(64,1)".parse().unwrap();
+    /// let s = SwizzledLayout::new(Swizzle::new(3, 3, 3).unwrap(), 0, l);
+    /// assert_eq!(s.ir().to_string(), "[8,64 : 64,1].Swizzle<3,3,3>");
+    /// ```
     pub fn ir(&self) -> IrSwizzledLayout<'_> {
         IrSwizzledLayout(self)
     }

@@ -59,6 +59,12 @@ impl Swizzle {
     }
 
     /// The identity swizzle `Sw<0,0,0>`.
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// assert!(Swizzle::identity().is_identity());
+    /// assert_eq!(Swizzle::identity().apply(77), 77);
+    /// ```
     pub fn identity() -> Swizzle {
         Swizzle {
             bits: 0,
@@ -68,32 +74,66 @@ impl Swizzle {
     }
 
     /// `B`, the number of bits XORed.
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// let sw = Swizzle::new(3, 3, 3).unwrap();
+    /// assert_eq!((sw.bits(), sw.base(), sw.shift()), (3, 3, 3));
+    /// ```
     pub fn bits(&self) -> i64 {
         i64::from(self.bits)
     }
 
     /// `M`, the number of low bits left alone.
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// assert_eq!(Swizzle::new(2, 4, 3).unwrap().base(), 4);
+    /// ```
     pub fn base(&self) -> i64 {
         i64::from(self.base)
     }
 
     /// `S`, the signed distance from the target bits up to the source bits.
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// assert_eq!(Swizzle::new(2, 4, -3).unwrap().shift(), -3);
+    /// ```
     pub fn shift(&self) -> i64 {
         i64::from(self.shift)
     }
 
     /// Whether this swizzle changes nothing (`B = 0`).
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// assert!(Swizzle::new(0, 4, 3).unwrap().is_identity());
+    /// assert!(!Swizzle::new(3, 3, 3).unwrap().is_identity());
+    /// ```
     pub fn is_identity(&self) -> bool {
         self.bits == 0
     }
 
     /// The bits read (CuTe's `yyy_msk`).
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// // Sw<3,3,3> reads bits 6..9 and writes bits 3..6.
+    /// let sw = Swizzle::new(3, 3, 3).unwrap();
+    /// assert_eq!(sw.source_mask(), 0b111_000_000);
+    /// ```
     pub fn source_mask(&self) -> i64 {
         let mask = (1i64 << self.bits) - 1;
         mask << (self.base + self.shift.max(0) as u32)
     }
 
     /// The bits written (CuTe's `zzz_msk`).
+    ///
+    /// ```
+    /// use graphene::layout::Swizzle;
+    /// assert_eq!(Swizzle::new(3, 3, 3).unwrap().target_mask(), 0b111_000);
+    /// ```
     pub fn target_mask(&self) -> i64 {
         let mask = (1i64 << self.bits) - 1;
         mask << (self.base + self.shift.min(0).unsigned_abs())
@@ -163,21 +203,49 @@ impl SwizzledLayout {
     }
 
     /// The swizzle functor.
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Swizzle, SwizzledLayout};
+    /// let sw = Swizzle::new(3, 3, 3).unwrap();
+    /// let s = SwizzledLayout::new(sw, 32, "(8,64):(64,1)".parse::<Layout>().unwrap());
+    /// assert_eq!((s.swizzle(), s.offset(), s.size()), (sw, 32, 512));
+    /// assert_eq!(s.layout().to_string(), "(8,64):(64,1)");
+    /// ```
     pub fn swizzle(&self) -> Swizzle {
         self.swizzle
     }
 
     /// The offset added before swizzling.
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Swizzle, SwizzledLayout};
+    /// let s = SwizzledLayout::new(Swizzle::identity(), 5, "4:1".parse::<Layout>().unwrap());
+    /// assert_eq!(s.offset(), 5);
+    /// assert_eq!(s.eval(1).unwrap(), 6);
+    /// ```
     pub fn offset(&self) -> i64 {
         self.offset
     }
 
     /// The inner layout `L`.
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Swizzle, SwizzledLayout};
+    /// let l: Layout = "(8,8):(8,1)".parse().unwrap();
+    /// let s = SwizzledLayout::new(Swizzle::new(3, 0, 3).unwrap(), 0, l.clone());
+    /// assert_eq!(s.layout(), &l);
+    /// ```
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The number of coordinates (that of `L`).
+    ///
+    /// ```
+    /// use graphene::layout::{Layout, Swizzle, SwizzledLayout};
+    /// let l: Layout = "(8,8):(8,1)".parse().unwrap();
+    /// assert_eq!(SwizzledLayout::new(Swizzle::new(3, 0, 3).unwrap(), 0, l).size(), 64);
+    /// ```
     pub fn size(&self) -> i64 {
         self.layout.size()
     }

@@ -19,6 +19,14 @@ pub enum Tuple<T> {
 
 impl<T> Tuple<T> {
     /// Number of top-level modes: 1 for a leaf, the list length for a node.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 4])]);
+    /// assert_eq!(t.rank(), 2);
+    /// assert_eq!(leaf(7).rank(), 1);
+    /// ```
     pub fn rank(&self) -> usize {
         match self {
             Tuple::Leaf(_) => 1,
@@ -27,6 +35,14 @@ impl<T> Tuple<T> {
     }
 
     /// Nesting depth: 0 for a leaf, 1 + the deepest mode for a node.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 4])]);
+    /// assert_eq!(t.depth(), 2);
+    /// assert_eq!(leaf(7).depth(), 0);
+    /// ```
     pub fn depth(&self) -> usize {
         match self {
             Tuple::Leaf(_) => 0,
@@ -35,6 +51,13 @@ impl<T> Tuple<T> {
     }
 
     /// The leaves in order (left to right, depth first).
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 8])]);
+    /// assert_eq!(t.leaves(), vec![&4, &2, &8]);
+    /// ```
     pub fn leaves(&self) -> Vec<&T> {
         let mut out = Vec::new();
         self.collect_leaves(&mut out);
@@ -49,6 +72,13 @@ impl<T> Tuple<T> {
     }
 
     /// The same tree with every leaf mapped through `f`.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 8])]);
+    /// assert_eq!(t.map(&mut |v| v * 10).to_string(), "(40,(20,80))");
+    /// ```
     pub fn map<U>(&self, f: &mut impl FnMut(&T) -> U) -> Tuple<U> {
         match self {
             Tuple::Leaf(value) => Tuple::Leaf(f(value)),
@@ -57,6 +87,15 @@ impl<T> Tuple<T> {
     }
 
     /// Whether `other` has the same tree as `self`, leaf for leaf.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let shape = Tuple::Node(vec![leaf(4), flat(&[2, 4])]);
+    /// let stride = Tuple::Node(vec![leaf(2), flat(&[1, 8])]);
+    /// assert!(shape.is_congruent(&stride));
+    /// assert!(!shape.is_congruent(&flat(&[4, 8])));
+    /// ```
     pub fn is_congruent<U>(&self, other: &Tuple<U>) -> bool {
         match (self, other) {
             (Tuple::Leaf(_), Tuple::Leaf(_)) => true,
@@ -68,6 +107,13 @@ impl<T> Tuple<T> {
     }
 
     /// Number of leaves.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 4])]);
+    /// assert_eq!(t.leaf_count(), 3);
+    /// ```
     pub fn leaf_count(&self) -> usize {
         match self {
             Tuple::Leaf(_) => 1,
@@ -77,6 +123,16 @@ impl<T> Tuple<T> {
 
     /// The same tree with every leaf mapped through a fallible `f`; the first
     /// error wins.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = flat(&[4, 0, 8]);
+    /// let halved: Result<_, String> = t.try_map(&mut |&v| Ok(v / 2));
+    /// assert_eq!(halved.unwrap().to_string(), "(2,0,4)");
+    /// let checked = t.try_map(&mut |&v| if v > 0 { Ok(v) } else { Err(format!("zero leaf")) });
+    /// assert_eq!(checked.unwrap_err(), "zero leaf");
+    /// ```
     pub fn try_map<U, E>(&self, f: &mut impl FnMut(&T) -> Result<U, E>) -> Result<Tuple<U>, E> {
         match self {
             Tuple::Leaf(value) => Ok(Tuple::Leaf(f(value)?)),
@@ -91,6 +147,15 @@ impl<T> Tuple<T> {
 
     /// A tuple with the tree of `self` whose leaves are taken, in order, from
     /// `values`; `None` if `values` runs out first.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let tree = Tuple::Node(vec![leaf(0), flat(&[0, 0])]);
+    /// let filled = tree.rebuild_with(&mut [4, 2, 8].into_iter()).unwrap();
+    /// assert_eq!(filled.to_string(), "(4,(2,8))");
+    /// assert!(tree.rebuild_with(&mut [1, 2].into_iter()).is_none());
+    /// ```
     pub fn rebuild_with<U>(&self, values: &mut impl Iterator<Item = U>) -> Option<Tuple<U>> {
         match self {
             Tuple::Leaf(_) => values.next().map(Tuple::Leaf),
@@ -103,6 +168,15 @@ impl<T> Tuple<T> {
     }
 
     /// The top-level modes: a leaf is its own single mode.
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 8])]);
+    /// let modes: Vec<String> = t.modes().iter().map(|m| m.to_string()).collect();
+    /// assert_eq!(modes, ["4", "(2,8)"]);
+    /// assert_eq!(leaf(7).modes().len(), 1);
+    /// ```
     pub fn modes(&self) -> Vec<&Tuple<T>> {
         match self {
             Tuple::Leaf(_) => vec![self],
@@ -113,6 +187,14 @@ impl<T> Tuple<T> {
 
 impl<T: Clone> Tuple<T> {
     /// The leaves as a depth-1 tuple; a leaf stays a leaf (as in CuTe).
+    ///
+    /// ```
+    /// use graphene::layout::int_tuple::{flat, leaf};
+    /// use graphene::layout::Tuple;
+    /// let t = Tuple::Node(vec![leaf(4), flat(&[2, 8])]);
+    /// assert_eq!(t.flatten().to_string(), "(4,2,8)");
+    /// assert_eq!(leaf(7).flatten().to_string(), "7");
+    /// ```
     pub fn flatten(&self) -> Tuple<T> {
         match self {
             Tuple::Leaf(_) => self.clone(),
