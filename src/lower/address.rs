@@ -1,9 +1,9 @@
 //! Stage 3, lowering: addresses of memory operands. The byte address of an
 //! element is `buffer base + swizzle(offset) * element bytes`. Its constant
 //! part becomes the instruction's immediate displacement; the rest is summed
-//! scope by scope (a thread's part once in the kernel preheader, each loop
-//! adding its own), as 64-bit partial addresses for global memory and 32-bit
-//! shared-window addresses for shared memory.
+//! level by level (a thread's part once before the outermost loop it is
+//! invariant in, each loop adding its own), as 64-bit partial addresses for
+//! global memory and 32-bit shared-window addresses for shared memory.
 //!
 //! Swizzles go through the same path. A swizzle is linear over XOR, so when
 //! the thread part `a`, the loop parts and the constant `c` of an offset have
@@ -85,10 +85,10 @@ impl KernelLowering<'_, '_> {
     }
 
     /// The global buffer behind parameter `param`, converted to the global
-    /// window once, in the kernel's preheader.
+    /// window once, before the outermost loop that needs it.
     fn global_base(&mut self, param: &str) -> Result<Reg, LowerError> {
         let key = Key::GlobalBase(param.to_string());
-        if let Some(reg) = self.out.recall(0, &key) {
+        if let Some(reg) = self.out.recall(&key) {
             return Ok(reg);
         }
         let raw = self.out.reg(RegClass::B64);
@@ -97,10 +97,10 @@ impl KernelLowering<'_, '_> {
             space: Space::Param,
         };
         self.out
-            .emit_at(0, "ld.param.u64", vec![raw.into(), symbol.at(0).into()])?;
+            .emit_value(0, "ld.param.u64", vec![raw.into(), symbol.at(0).into()])?;
         let base = self.out.reg(RegClass::B64);
         self.out
-            .emit_at(0, "cvta.to.global.u64", vec![base.into(), raw.into()])?;
+            .emit_value(0, "cvta.to.global.u64", vec![base.into(), raw.into()])?;
         self.out.remember(0, key, base)?;
         Ok(base)
     }
@@ -108,11 +108,11 @@ impl KernelLowering<'_, '_> {
     /// A shared array's shared-window address in a register, once.
     fn shared_base(&mut self, symbol: &Symbol) -> Result<Reg, LowerError> {
         let key = Key::SharedBase(symbol.name.clone());
-        if let Some(reg) = self.out.recall(0, &key) {
+        if let Some(reg) = self.out.recall(&key) {
             return Ok(reg);
         }
         let reg = self.out.reg(RegClass::B32);
-        self.out.emit_at(
+        self.out.emit_value(
             0,
             "mov.u32/ssym",
             vec![reg.into(), Operand::Symbol(symbol.clone())],
@@ -121,8 +121,8 @@ impl KernelLowering<'_, '_> {
         Ok(reg)
     }
 
-    /// `start + Σ terms · scale + constant · scale`, the terms summed scope
-    /// by scope from the outermost, each partial address remembered.
+    /// `start + Σ terms · scale + constant · scale`, the terms summed level
+    /// by level from the outermost, each partial address remembered.
     fn chain_address(
         &mut self,
         name: &str,
@@ -160,7 +160,7 @@ impl KernelLowering<'_, '_> {
                 prefix: next.clone(),
             };
             prefix = Some(next);
-            if let Some(reg) = self.out.recall(depth, &key) {
+            if let Some(reg) = self.out.recall(&key) {
                 acc = Some(reg);
                 continue;
             }
@@ -182,7 +182,7 @@ impl KernelLowering<'_, '_> {
                 }
             };
             let d = self.out.reg(class);
-            self.out.emit_at(
+            self.out.emit_value(
                 depth,
                 name,
                 vec![d.into(), x.into(), imm(times), from.into()],

@@ -1,12 +1,17 @@
 //! Stage 3, lowering: the code under construction for one entry — a tree of
-//! scopes (the kernel, then one per run-time loop), each with a *hoisted*
-//! section that runs before its body, flattened into PTX at the end.
+//! scopes (the kernel, one per run-time loop, one per branch of an `if`),
+//! flattened into PTX at the end.
 //!
-//! Why a tree: a value that depends only on variables of outer scopes is
-//! computed in the hoisted section of the outermost scope where all of them
-//! are defined (the preheader of the loops inside it), even when it is first
-//! needed deep inside a loop nest. Values are remembered per scope (common
-//! subexpressions are computed once); a scope's values die with it.
+//! Why a tree: a value is computed where it is needed, but never inside a
+//! loop in which it is invariant. Its *home* is the preheader of the
+//! outermost open loop that it does not depend on (code placed just before
+//! that loop), or, when every open loop defines one of its variables, the
+//! current position of the innermost scope. So an epilogue's addresses are
+//! computed after the main loop, not at the kernel's entry, and a value
+//! needed only inside an `if` is computed inside it. Values are remembered
+//! in the scope whose straight-line code holds them, and found from any
+//! scope nested in it later on: a definition dominates exactly the rest of
+//! its scope (common subexpressions are computed once where that is sound).
 
 use std::collections::BTreeMap;
 
@@ -44,18 +49,33 @@ pub enum Key {
 }
 
 /// A run-time loop variable in scope: its counter register and the depth of
-/// the scope its loop opened.
+/// the scope its loop opened (the *level* of any expression mentioning it).
 #[derive(Clone, Copy, Debug)]
 struct LoopVar {
     reg: Reg,
     depth: usize,
 }
 
+/// What opened a scope.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+enum ScopeKind {
+    /// The kernel's body.
+    #[default]
+    Kernel,
+    /// A run-time loop: values invariant in it are placed in its preheader.
+    Loop,
+    /// A branch of an `if`: its values do not outlive it.
+    Branch,
+}
+
+/// Rule: `preheader` runs once before the scope's `body` (for a loop: before
+/// its counter is set, so it also dominates the code after the loop); values
+/// in `values` were computed in `body`, or in the preheader of a loop
+/// nested in it, and are valid from there to the end of `body`.
 #[derive(Default, Debug)]
 struct Scope {
-    /// The label a loop's latch branches back to (none for the kernel).
-    head: Option<Label>,
-    hoisted: Vec<Node>,
+    kind: ScopeKind,
+    preheader: Vec<Node>,
     body: Vec<Node>,
     values: BTreeMap<Key, Reg>,
 }
@@ -63,9 +83,21 @@ struct Scope {
 #[derive(Debug)]
 enum Node {
     Statement(Statement),
-    /// A run-time loop: its scope (head label, hoisted section, body, and
-    /// the latch the walker appended to the body).
-    Loop(Scope),
+    /// A closed inner scope, written in place: its preheader, then its body
+    /// (for a loop: counter set-up, head label, iteration and latch).
+    Scope(Scope),
+}
+
+/// Where a value of a given level is computed and remembered.
+///
+/// Rule: `preheader_of` is the outermost open loop deeper than the value's
+/// level (none: the value is computed at the current position); `keep` is
+/// the scope whose code then holds it: the one enclosing that loop, or the
+/// current one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Home {
+    preheader_of: Option<usize>,
+    keep: usize,
 }
 
 /// The most statements one entry may have; unrolling beyond it is an error
@@ -74,10 +106,10 @@ pub const STATEMENT_LIMIT: usize = 1_000_000;
 
 /// Builds the body of one entry.
 ///
-/// Rule: instructions go to the current scope's body, or to the hoisted
-/// section of an enclosing scope (`emit_at`); `finish` writes every scope as
-/// `head label, hoisted section, body`, so a hoisted value is computed before
-/// any use in its scope and recomputed once per iteration of its loop.
+/// Rule: instructions go to the current scope's body (`emit`), or, for
+/// values, to their [`Home`] (`emit_value`); `finish` writes every scope as
+/// `preheader, body` in place, so a value is computed before its first use
+/// and once per iteration of the innermost loop it depends on.
 pub struct Emitter<'c> {
     builder: EntryBuilder<'c>,
     catalogue: &'c Catalogue,
@@ -88,7 +120,7 @@ pub struct Emitter<'c> {
     dims: Vec<Symbol>,
     statements: usize,
     span: Span,
-    /// Mark each hoisted section with a comment (`--annotate`).
+    /// Mark each loop preheader with a comment (`--annotate`).
     pub annotate: bool,
 }
 
@@ -195,7 +227,8 @@ impl<'c> Emitter<'c> {
         self.builder.label(hint)
     }
 
-    /// The depth of the current scope (0: the kernel).
+    /// The depth of the current scope (0: the kernel; loops and branches
+    /// each add one).
     pub fn depth(&self) -> usize {
         self.scopes.len() - 1
     }
@@ -245,20 +278,42 @@ impl<'c> Emitter<'c> {
         self.push(Node::Statement(Statement::Instruction(instruction)))
     }
 
-    /// Appends `name` to the hoisted section of the scope at `depth`.
-    pub fn emit_at(
+    /// Where a value of level `level` goes: the preheader of the outermost
+    /// open loop deeper than `level` (the value is invariant in it), else
+    /// the current position.
+    pub fn home(&self, level: usize) -> Home {
+        let outermost_invariant_loop = (level + 1..self.scopes.len())
+            .find(|&depth| self.scopes[depth].kind == ScopeKind::Loop);
+        match outermost_invariant_loop {
+            Some(depth) => Home {
+                preheader_of: Some(depth),
+                keep: depth - 1,
+            },
+            None => Home {
+                preheader_of: None,
+                keep: self.depth(),
+            },
+        }
+    }
+
+    /// Appends `name`, which computes a value of level `level`, at the
+    /// value's [`Home`].
+    pub fn emit_value(
         &mut self,
-        depth: usize,
+        level: usize,
         name: &str,
         operands: Vec<Operand>,
     ) -> Result<(), LowerError> {
         let instruction = self.instruction(name, operands)?;
-        self.count()?;
-        let scope = self.scope_at(depth)?;
-        scope
-            .hoisted
-            .push(Node::Statement(Statement::Instruction(instruction)));
-        Ok(())
+        let node = Node::Statement(Statement::Instruction(instruction));
+        match self.home(level).preheader_of {
+            Some(depth) => {
+                self.count()?;
+                self.scope_at(depth)?.preheader.push(node);
+                Ok(())
+            }
+            None => self.push(node),
+        }
     }
 
     fn scope_at(&mut self, depth: usize) -> Result<&mut Scope, LowerError> {
@@ -266,7 +321,7 @@ impl<'c> Emitter<'c> {
         self.scopes.get_mut(depth).ok_or_else(|| {
             LowerError::unsupported(
                 span,
-                format!("a value is needed in loop scope {depth}, which is not open"),
+                format!("a value is needed in scope {depth}, which is not open"),
                 "this is a lowering bug",
             )
         })
@@ -282,22 +337,31 @@ impl<'c> Emitter<'c> {
         self.push(Node::Statement(Statement::Comment(text.to_string())))
     }
 
-    /// The value remembered under `key` in the scope at `depth`.
-    pub fn recall(&self, depth: usize, key: &Key) -> Option<Reg> {
-        self.scopes.get(depth)?.values.get(key).copied()
+    /// The value remembered under `key` in the current scope or an
+    /// enclosing one: computed earlier in straight-line code that reaches
+    /// here, so it may be reused.
+    pub fn recall(&self, key: &Key) -> Option<Reg> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.values.get(key).copied())
     }
 
-    /// Remembers `reg` as the value of `key` in the scope at `depth`.
-    pub fn remember(&mut self, depth: usize, key: Key, reg: Reg) -> Result<(), LowerError> {
-        self.scope_at(depth)?.values.insert(key, reg);
+    /// Remembers `reg`, a value of level `level` computed at its [`Home`],
+    /// as the value of `key`.
+    pub fn remember(&mut self, level: usize, key: Key, reg: Reg) -> Result<(), LowerError> {
+        let keep = self.home(level).keep;
+        self.scope_at(keep)?.values.insert(key, reg);
         Ok(())
     }
 
     /// Opens the scope of a run-time loop over `var`, whose counter is
-    /// `counter`; the loop's body starts at `head`.
-    pub fn open_loop(&mut self, var: u32, counter: Reg, head: Label) {
+    /// `counter`. What the walker emits next (counter set-up, head label,
+    /// iteration, latch) is the loop's body; values invariant in the loop
+    /// go to its preheader.
+    pub fn open_loop(&mut self, var: u32, counter: Reg) {
         self.scopes.push(Scope {
-            head: Some(head),
+            kind: ScopeKind::Loop,
             ..Scope::default()
         });
         let depth = self.depth();
@@ -312,16 +376,36 @@ impl<'c> Emitter<'c> {
 
     /// Closes the innermost loop scope (its latch is already in its body).
     pub fn close_loop(&mut self, var: u32) -> Result<(), LowerError> {
-        if self.scopes.len() < 2 {
-            return Err(LowerError::unsupported(
-                self.span,
-                "a loop was closed that was never opened",
-                "this is a lowering bug",
-            ));
-        }
-        let scope = self.scopes.pop().expect("checked above");
         self.loops.remove(&var);
-        self.push(Node::Loop(scope))
+        self.close(ScopeKind::Loop)
+    }
+
+    /// Opens the scope of one branch of an `if`: what it computes is not
+    /// reused after it.
+    pub fn open_branch(&mut self) {
+        self.scopes.push(Scope {
+            kind: ScopeKind::Branch,
+            ..Scope::default()
+        });
+    }
+
+    /// Closes the innermost branch scope.
+    pub fn close_branch(&mut self) -> Result<(), LowerError> {
+        self.close(ScopeKind::Branch)
+    }
+
+    fn close(&mut self, kind: ScopeKind) -> Result<(), LowerError> {
+        match self.scopes.last() {
+            Some(scope) if scope.kind == kind && self.scopes.len() > 1 => {
+                let scope = self.scopes.pop().expect("checked above");
+                self.push(Node::Scope(scope))
+            }
+            Some(_) | None => Err(LowerError::unsupported(
+                self.span,
+                format!("a {kind:?} scope was closed that is not the innermost open one"),
+                "this is a lowering bug",
+            )),
+        }
     }
 
     /// The counter register and scope depth of run-time loop `var`.
@@ -359,20 +443,15 @@ impl<'c> Emitter<'c> {
 }
 
 fn flatten(scope: Scope, out: &mut Vec<Statement>, annotate: bool) {
-    let is_loop = scope.head.is_some();
-    out.extend(scope.head.map(Statement::Label));
-    if annotate && !scope.hoisted.is_empty() {
-        let what = if is_loop {
-            "hoisted: index arithmetic of this loop's iteration"
-        } else {
-            "hoisted: index arithmetic of the whole kernel"
-        };
-        out.push(Statement::Comment(what.to_string()));
+    if annotate && !scope.preheader.is_empty() {
+        out.push(Statement::Comment(
+            "preheader: index arithmetic invariant in the loop below".to_string(),
+        ));
     }
-    for node in scope.hoisted.into_iter().chain(scope.body) {
+    for node in scope.preheader.into_iter().chain(scope.body) {
         match node {
             Node::Statement(statement) => out.push(statement),
-            Node::Loop(inner) => flatten(inner, out, annotate),
+            Node::Scope(inner) => flatten(inner, out, annotate),
         }
     }
 }

@@ -2,12 +2,12 @@
 //!
 //! Every expression is first prepared (simplified with the kernel's facts,
 //! then strength-reduced), then emitted bottom-up. Each subexpression is
-//! computed once per scope (common-subexpression elimination) and placed in
-//! the hoisted section of the outermost scope where all its variables are
-//! defined (loop-invariant hoisting). Sums and XOR chains are reassociated
-//! outermost-first, so that the part of an address that depends only on the
-//! thread is summed once in the kernel's preheader and each loop adds only
-//! its own terms.
+//! placed on its own at its home (the preheader of the outermost loop it is
+//! invariant in, else where it is first needed; see `emitter.rs`) and
+//! reused wherever that definition reaches (common-subexpression
+//! elimination). Sums and XOR chains are reassociated outermost-first, so
+//! that the part of an address that depends only on the thread is summed
+//! once before the loops and each loop adds only its own terms.
 
 use super::emitter::{Emitter, Key};
 use super::error::LowerError;
@@ -28,8 +28,8 @@ impl Emitter<'_> {
         self.reg_of(&prepared)
     }
 
-    /// The depth of the outermost scope where every variable of `expr` is
-    /// defined: the deepest run-time loop whose variable it mentions.
+    /// The level of `expr`: the depth of the scope of the deepest run-time
+    /// loop whose variable it mentions (0, the kernel, when none).
     pub fn depth_of(&self, expr: &Expr) -> Result<usize, LowerError> {
         let mut depth = 0;
         for var in expr.vars() {
@@ -79,8 +79,8 @@ impl Emitter<'_> {
         }
     }
 
-    /// A prepared expression in a register: remembered, or computed in the
-    /// hoisted section of its scope.
+    /// A prepared expression in a register: remembered, or computed at its
+    /// home.
     pub fn reg_of(&mut self, expr: &Expr) -> Result<Reg, LowerError> {
         if let Expr::Var(Var::Loop(i)) = expr {
             return match self.loop_var(*i) {
@@ -94,7 +94,7 @@ impl Emitter<'_> {
         }
         let depth = self.depth_of(expr)?;
         let key = Key::Int(expr.clone());
-        if let Some(reg) = self.recall(depth, &key) {
+        if let Some(reg) = self.recall(&key) {
             return Ok(reg);
         }
         let reg = self.compute(expr, depth)?;
@@ -136,7 +136,7 @@ impl Emitter<'_> {
         let d = self.reg(RegClass::B32);
         let mut all = vec![d.into()];
         all.extend(operands);
-        self.emit_at(depth, name, all)?;
+        self.emit_value(depth, name, all)?;
         Ok(d)
     }
 
@@ -215,7 +215,7 @@ impl Emitter<'_> {
         let next = chain.join(prefix, term.clone());
         let depth = self.depth_of(&next)?;
         let key = Key::Int(next.clone());
-        if let Some(reg) = self.recall(depth, &key) {
+        if let Some(reg) = self.recall(&key) {
             return Ok((next, reg.into()));
         }
         let mut operands = match (chain, scaled(&term)) {
@@ -243,7 +243,7 @@ impl Emitter<'_> {
         };
         let d = self.reg(RegClass::B32);
         operands.insert(0, d.into());
-        self.emit_at(depth, name, operands)?;
+        self.emit_value(depth, name, operands)?;
         self.remember(depth, key, d)?;
         Ok((next, d.into()))
     }

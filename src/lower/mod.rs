@@ -1,6 +1,6 @@
 //! Stage 3, lowering: from the checked IR to the PTX model — one `.entry`
 //! per kernel, its statements walked (`walk`), its index expressions
-//! emitted as hoisted, common-subexpression-free integer arithmetic
+//! emitted as loop-invariant-hoisted, common-subexpression-free arithmetic
 //! (`index`, `address`), its storage allocated (`shared`, `registers`), and
 //! every atomic spec matched against the instruction catalogue (`isel`).
 //! `docs/lowering.md` records the decisions. The index arithmetic rests on
@@ -103,5 +103,7 @@ pub fn lower_program(program: &Program, options: &Options) -> Result<Module, Vec
         Err(errors.iter().map(LowerError::to_diagnostic).collect())
     }
 }
+#[cfg(test)]
+mod placement_tests;
 #[cfg(test)]
 mod tests;

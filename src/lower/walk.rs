@@ -1,10 +1,11 @@
 //! Stage 3, lowering: the walk over a kernel's statements. Decomposed specs
 //! are walked into; atomic specs go to instruction selection; run-time loops
-//! become PTX loops with a counter register (their body a new scope for
-//! hoisting); unrolled loops are walked once per iteration with their
-//! variable substituted everywhere; `if` becomes a predicate and branches
-//! (or nothing, when the condition is known at compile time); `sync`,
-//! `async_commit` and `async_wait` become single instructions.
+//! become PTX loops with a counter register (each a scope, with a preheader
+//! for what is invariant in it); unrolled loops are walked once per
+//! iteration with their variable substituted everywhere; `if` becomes a
+//! predicate and branches, each branch a scope (or nothing, when the
+//! condition is known at compile time); `sync`, `async_commit` and
+//! `async_wait` become single instructions.
 
 use super::error::LowerError;
 use super::isel;
@@ -210,6 +211,10 @@ impl KernelLowering<'_, '_> {
             .any(|e| e.vars().contains(&Var::ThreadId));
         let branch = if uniform { "bra.uni" } else { "bra" };
         let counter = self.out.reg(RegClass::B32);
+        // The set-up is part of the loop's scope, so that what it computes
+        // (start, bound) lands in the loop's preheader, which also dominates
+        // the code after the loop (the guard may skip the loop, not it).
+        self.out.open_loop(each.var, counter);
         let start = self.out.int(&lo)?;
         self.out.emit("mov.u32", vec![counter.into(), start])?;
         let prover = &self.out.prover;
@@ -227,7 +232,7 @@ impl KernelLowering<'_, '_> {
                 .emit_guarded(Guard::when(skip), branch, vec![exit.clone().into()])?;
         }
         let head = self.out.label("loop");
-        self.out.open_loop(each.var, counter, head.clone());
+        self.out.place(&head)?;
         self.body(&each.body)?;
         self.out.at(each.span);
         let step = self.out.int(&step)?;
@@ -265,19 +270,28 @@ impl KernelLowering<'_, '_> {
                     jump,
                     vec![otherwise.clone().into()],
                 )?;
-                self.body(&branch.then_body)?;
+                self.branch_body(&branch.then_body)?;
                 if branch.else_body.is_empty() {
                     self.out.place(&otherwise)?;
                 } else {
                     let end = self.out.label("end_if");
                     self.out.emit(jump, vec![end.clone().into()])?;
                     self.out.place(&otherwise)?;
-                    self.body(&branch.else_body)?;
+                    self.branch_body(&branch.else_body)?;
                     self.out.place(&end)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// One branch of a run-time `if`, in its own scope: what it computes is
+    /// not reused after it, where it may not have run.
+    fn branch_body(&mut self, body: &[Stmt]) -> Result<(), LowerError> {
+        self.out.open_branch();
+        let walked = self.body(body);
+        let closed = self.out.close_branch();
+        walked.and(closed)
     }
 
     fn substitute_cond(&self, cond: &Cond) -> Cond {
