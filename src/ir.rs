@@ -43,9 +43,26 @@ pub struct Kernel {
     pub grid: GroupType,
     /// The outermost thread group: the block is its size, one-dimensional.
     pub block: GroupType,
+    /// What the kernel asks of the assembler for occupancy.
+    pub occupancy: Occupancy,
     /// The outermost spec: its contract is the kernel's meaning, its body the
     /// implementation.
     pub root: SpecStmt,
+}
+
+/// A kernel's occupancy request: `kernel NAME (min_blocks_per_sm = B,
+/// max_registers = R)`, what CUDA writes `__launch_bounds__(threads, B)` and
+/// `-maxrregcount R`; `None` leaves the choice to the assembler.
+///
+/// Rule (checked): every value is positive; block size × `min_blocks_per_sm`
+/// ≤ 2048 threads; `max_registers` ≤ 255 and block size × `max_registers` ≤
+/// 65536 (one SM's register file).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Occupancy {
+    /// Blocks that should fit on one SM at once (PTX `.minnctapersm`).
+    pub min_blocks_per_sm: Option<u32>,
+    /// Registers per thread at most (PTX `.maxnreg`).
+    pub max_registers: Option<u32>,
 }
 
 /// A name as written, with where it was written.

@@ -193,3 +193,59 @@ fn a_loop_that_may_not_run_is_guarded() {
         ptx_support::check_module(&module, Arch::Sm80, &[]);
     }
 }
+
+/// The GEMM example with its constants overridden, for sm_90.
+fn gemm_example(defines: &[(&str, i64)]) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gemm_f16.gph");
+    let src = std::fs::read_to_string(path).expect("the GEMM example");
+    let ast = parse_file("gemm_f16.gph", &src).unwrap_or_else(|d| panic!("{d:#?}"));
+    let defines: Vec<(String, i64)> = defines
+        .iter()
+        .map(|(name, value)| (name.to_string(), *value))
+        .collect();
+    let program = check_file(&ast, &defines).unwrap_or_else(|d| panic!("{d:#?}"));
+    let options = Options {
+        arch: Some(Arch::Sm90),
+        ..Options::default()
+    };
+    let module = lower_program(&program, &options).unwrap_or_else(|d| panic!("{d:#?}"));
+    module.to_ptx().unwrap()
+}
+
+/// Registers per thread of each entry, as ptxas allocates them for sm_90.
+fn registers(text: &str) -> Vec<u32> {
+    let assembly =
+        graphene::ptx::tools::assemble(text, Arch::Sm90).unwrap_or_else(|e| panic!("{e}"));
+    assembly
+        .entries
+        .iter()
+        .map(|entry| entry.registers)
+        .collect()
+}
+
+#[test]
+fn an_occupancy_request_reaches_the_entry_header_and_ptxas() {
+    let one = gemm_example(&[]);
+    let two = gemm_example(&[("MIN_BLOCKS", 2)]);
+    assert_eq!(
+        two.matches(".maxntid 256, 1, 1\n.minnctapersm 2\n{")
+            .count(),
+        2,
+        "{two}"
+    );
+    assert!(!two.contains(".maxnreg"), "{two}");
+    if ptx_support::tools_available() {
+        // Two 256-thread blocks per SM leave 65536 / 512 = 128 registers a
+        // thread; one block leaves the kernel its natural count, above that.
+        assert!(
+            registers(&two).iter().all(|&r| r <= 128),
+            "{:?}",
+            registers(&two)
+        );
+        assert!(
+            registers(&one).iter().all(|&r| r > 128),
+            "{:?}",
+            registers(&one)
+        );
+    }
+}

@@ -444,15 +444,44 @@ fn const_def_unboxed() -> impl Strategy<Value = Item> {
     })
 }
 
+/// Any subset of the kernel attributes, in any order, each with a value.
+fn kernel_attributes() -> BoxedStrategy<Vec<KernelAttribute>> {
+    let kinds: Vec<KernelAttributeKind> = KernelAttributeKind::ALL
+        .iter()
+        .map(|(_, kind)| *kind)
+        .collect();
+    let count = kinds.len();
+    (
+        Just(kinds).prop_shuffle(),
+        0..=count,
+        prop::collection::vec(int_expr(), count),
+    )
+        .prop_map(|(kinds, taken, values)| {
+            kinds
+                .into_iter()
+                .take(taken)
+                .zip(values)
+                .map(|(kind, value)| KernelAttribute {
+                    kind,
+                    name: D,
+                    value,
+                    span: D,
+                })
+                .collect()
+        })
+        .boxed()
+}
+
 fn file() -> BoxedStrategy<File> {
     file_unboxed().boxed()
 }
 
 fn file_unboxed() -> impl Strategy<Value = File> {
-    let kernel = (word(), block(stmt())).prop_map(|(n, body)| {
+    let kernel = (word(), kernel_attributes(), block(stmt())).prop_map(|(n, attributes, body)| {
         Item::Kernel(Kernel {
             name: name(&n),
             implicit: false,
+            attributes,
             body,
             span: D,
         })
@@ -466,6 +495,7 @@ fn file_unboxed() -> impl Strategy<Value = File> {
             items.push(Item::Kernel(Kernel {
                 name: name("gen"),
                 implicit: true,
+                attributes: Vec::new(),
                 body: Block { stmts, span: D },
                 span: D,
             }));

@@ -3,7 +3,7 @@
 //!
 //! Grouped by subject: names `E020x`, integers `E021x`, types and their
 //! operations `E022x`, thread groups and the launch `E023x`, memories
-//! `E024x`, specs `E025x`, control flow `E026x`.
+//! `E024x`, specs `E025x`, control flow `E026x`, kernel attributes `E027x`.
 
 /// A name that is not defined where it is used.
 pub const UNDEFINED: &str = "E0200";
@@ -98,8 +98,15 @@ pub const LOOP_STEP: &str = "E0260";
 /// `async_wait(N)` with N outside `0 ..= 2^32-1`.
 pub const ASYNC_WAIT: &str = "E0261";
 
+/// An occupancy attribute out of range: `min_blocks_per_sm` below 1,
+/// `max_registers` outside 1 to 255.
+pub const BAD_OCCUPANCY: &str = "E0270";
+/// An occupancy request one SM cannot hold: block size × `min_blocks_per_sm`
+/// past 2048 threads, or block size × `max_registers` past 65536 registers.
+pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
+
 /// Every checker code, in order.
-pub const ALL: [&str; 39] = [
+pub const ALL: [&str; 41] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -139,4 +146,6 @@ pub const ALL: [&str; 39] = [
     MUST_DECOMPOSE,
     LOOP_STEP,
     ASYNC_WAIT,
+    BAD_OCCUPANCY,
+    OCCUPANCY_EXCEEDS_SM,
 ];

@@ -20,6 +20,7 @@ mod defs;
 mod env;
 mod groups;
 mod ints;
+mod occupancy;
 mod print;
 mod rules;
 mod session;

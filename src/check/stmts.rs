@@ -90,6 +90,8 @@ impl Checker {
                 }
             }
         }
+        let block_size = self.launch.as_ref().map(|launch| launch.block_size);
+        let occupancy = self.occupancy(kernel, block_size);
         let Some((root, _)) = root else {
             let span = if kernel.name.span.is_empty() {
                 kernel.span
@@ -110,6 +112,7 @@ impl Checker {
             ));
         };
         let root = root?;
+        let occupancy = occupancy?;
         let launch = self.launch.clone().ok_or(Poisoned)?;
         Ok(ir::Kernel {
             name: kernel.name.text.clone(),
@@ -121,6 +124,7 @@ impl Checker {
             requirements: self.kernel.requirements.clone(),
             grid: launch.grid,
             block: launch.block,
+            occupancy,
             root,
         })
     }

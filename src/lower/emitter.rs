@@ -212,6 +212,22 @@ impl<'c> Emitter<'c> {
             .map_err(|error| self.ptx_error(error))
     }
 
+    /// Sets `.minnctapersm` and `.maxnreg` from the kernel's occupancy
+    /// request (after `max_threads`).
+    pub fn occupancy(&mut self, occupancy: crate::ir::Occupancy) -> Result<(), LowerError> {
+        if let Some(blocks) = occupancy.min_blocks_per_sm {
+            self.builder
+                .min_blocks_per_sm(blocks)
+                .map_err(|error| self.ptx_error(error))?;
+        }
+        if let Some(registers) = occupancy.max_registers {
+            self.builder
+                .max_registers(registers)
+                .map_err(|error| self.ptx_error(error))?;
+        }
+        Ok(())
+    }
+
     /// A fresh register.
     pub fn reg(&mut self, class: RegClass) -> Reg {
         self.builder.reg(class)

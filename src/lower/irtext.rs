@@ -264,6 +264,12 @@ fn kernel_text(kernel: &Kernel, out: &mut String) {
     let _ = writeln!(out, "kernel {} {{", kernel.name);
     let _ = writeln!(out, "    // grid  {}", names.group_type(&kernel.grid));
     let _ = writeln!(out, "    // block {}", names.group_type(&kernel.block));
+    if let Some(blocks) = kernel.occupancy.min_blocks_per_sm {
+        let _ = writeln!(out, "    // min_blocks_per_sm {blocks}");
+    }
+    if let Some(registers) = kernel.occupancy.max_registers {
+        let _ = writeln!(out, "    // max_registers {registers}");
+    }
     for buffer in &kernel.buffers {
         let storage = match buffer.kind {
             BufferKind::Param(i) => format!("parameter {i}"),

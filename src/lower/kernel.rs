@@ -1,7 +1,8 @@
 //! Stage 3, lowering: one kernel → one `.entry` — its parameters (a `.u64`
 //! per global tensor, then a `.u32` per symbolic dimension, docs/language.md
-//! §6), `.maxntid`, shared arrays, and the walk of its outermost spec. The
-//! state every later step of the kernel's lowering works on lives here.
+//! §6), `.maxntid` (with `.minnctapersm` and `.maxnreg` when the kernel asks
+//! for them), shared arrays, and the walk of its outermost spec. The state
+//! every later step of the kernel's lowering works on lives here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -116,6 +117,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
         let mut out = Emitter::new(&kernel.name, catalogue, prover, kernel.span)?;
         out.annotate = options.annotate;
         out.max_threads(block_size as u32)?;
+        out.occupancy(kernel.occupancy)?;
         let plan = plan_shared(kernel, options.arch, taken)?;
         let mut entry_names: BTreeSet<String> = BTreeSet::from([kernel.name.clone()]);
         entry_names.extend(taken.iter().cloned());

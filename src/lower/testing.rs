@@ -178,6 +178,7 @@ impl KernelBuilder {
                 requirements: Vec::new(),
                 grid: grid.clone(),
                 block: block.clone(),
+                occupancy: crate::ir::Occupancy::default(),
                 root: SpecStmt {
                     kind: SpecKind::Generic,
                     outputs: Vec::new(),

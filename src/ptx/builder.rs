@@ -51,6 +51,8 @@ impl<'c> EntryBuilder<'c> {
                 name: name.to_string(),
                 params: Vec::new(),
                 max_threads: None,
+                min_blocks_per_sm: None,
+                max_registers: None,
                 shared: Vec::new(),
                 dynamic_shared: None,
                 body: Vec::new(),
@@ -166,6 +168,33 @@ impl<'c> EntryBuilder<'c> {
             });
         }
         self.entry.max_threads = Some(threads);
+        Ok(())
+    }
+
+    /// Sets `.minnctapersm blocks` (with `.maxntid`, which PTX wants
+    /// beside it).
+    pub fn min_blocks_per_sm(&mut self, blocks: u32) -> Result<(), PtxError> {
+        if blocks == 0 || self.entry.max_threads.is_none() {
+            return Err(PtxError::BadValue {
+                what: ".minnctapersm",
+                detail: format!(
+                    "{blocks} blocks per SM; needs at least 1, and `.maxntid` set first"
+                ),
+            });
+        }
+        self.entry.min_blocks_per_sm = Some(blocks);
+        Ok(())
+    }
+
+    /// Sets `.maxnreg registers` (1 to 255 per thread).
+    pub fn max_registers(&mut self, registers: u32) -> Result<(), PtxError> {
+        if !(1..=255).contains(&registers) {
+            return Err(PtxError::BadValue {
+                what: ".maxnreg",
+                detail: format!("{registers} registers per thread; a thread has 1 to 255"),
+            });
+        }
+        self.entry.max_registers = Some(registers);
         Ok(())
     }
 

@@ -122,7 +122,8 @@ pub enum Statement {
     Comment(String),
 }
 
-/// A kernel: `.visible .entry name(params) .maxntid { body }`.
+/// A kernel: `.visible .entry name(params) .maxntid [.minnctapersm]
+/// [.maxnreg] { body }`.
 ///
 /// Rule: names of parameters and shared arrays are unique within the entry,
 /// every label branched to is placed exactly once (the builder checks both).
@@ -134,6 +135,12 @@ pub struct Entry {
     pub params: Vec<Param>,
     /// `.maxntid N, 1, 1` when known (the launch is one-dimensional).
     pub max_threads: Option<u32>,
+    /// `.minnctapersm N`: blocks the assembler should fit on one SM at once
+    /// (it limits registers per thread to make room). Written after
+    /// `.maxntid`, which PTX wants with it.
+    pub min_blocks_per_sm: Option<u32>,
+    /// `.maxnreg N`: registers per thread at most.
+    pub max_registers: Option<u32>,
     /// Static shared arrays, in declaration order.
     pub shared: Vec<SharedArray>,
     /// The dynamic shared array, if the entry uses one.

@@ -108,6 +108,12 @@ impl<W: Write> Writer<W> {
         if let Some(threads) = entry.max_threads {
             writeln!(self.out, ".maxntid {threads}, 1, 1")?;
         }
+        if let Some(blocks) = entry.min_blocks_per_sm {
+            writeln!(self.out, ".minnctapersm {blocks}")?;
+        }
+        if let Some(registers) = entry.max_registers {
+            writeln!(self.out, ".maxnreg {registers}")?;
+        }
         writeln!(self.out, "{{")?;
         self.write_declarations(entry)?;
         for statement in &entry.body {

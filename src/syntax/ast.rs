@@ -47,10 +47,55 @@ pub struct Kernel {
     pub name: Name,
     /// Whether the kernel was written as bare statements, without `kernel`.
     pub implicit: bool,
+    /// `(name = value, …)` after the name: what the kernel asks of the
+    /// assembler for occupancy; empty for an implicit kernel.
+    pub attributes: Vec<KernelAttribute>,
     /// The statements.
     pub body: Block,
     /// From `kernel` to the closing brace (the statements, if implicit).
     pub span: Span,
+}
+
+/// `name = value` in a kernel's header, e.g. `min_blocks_per_sm = 2`.
+///
+/// Rule: the value is an integer expression; the checker requires it to be
+/// a positive compile-time constant (docs/language.md, "Occupancy").
+#[derive(Clone, PartialEq, Debug)]
+pub struct KernelAttribute {
+    /// Which attribute.
+    pub kind: KernelAttributeKind,
+    /// The attribute's name as written.
+    pub name: Span,
+    /// Its value.
+    pub value: IntExpr,
+    /// From the name to the end of the value.
+    pub span: Span,
+}
+
+/// The kernel attributes, each at most once per kernel.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum KernelAttributeKind {
+    /// `min_blocks_per_sm`: blocks that should fit on one SM at once
+    /// (PTX `.minnctapersm`, CUDA's second `__launch_bounds__` argument).
+    MinBlocksPerSm,
+    /// `max_registers`: registers per thread at most (PTX `.maxnreg`).
+    MaxRegisters,
+}
+
+impl KernelAttributeKind {
+    /// Every attribute with its name as written.
+    pub const ALL: [(&'static str, KernelAttributeKind); 2] = [
+        ("min_blocks_per_sm", KernelAttributeKind::MinBlocksPerSm),
+        ("max_registers", KernelAttributeKind::MaxRegisters),
+    ];
+
+    /// The attribute's name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelAttributeKind::MinBlocksPerSm => "min_blocks_per_sm",
+            KernelAttributeKind::MaxRegisters => "max_registers",
+        }
+    }
 }
 
 /// A name without its sigil: `%x` has text `x`, `#4` has text `4`.

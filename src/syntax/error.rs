@@ -61,9 +61,11 @@ pub mod codes {
     pub const BARE_NAME: &str = "E0121";
     /// A malformed value of `Init`.
     pub const BAD_FLOAT: &str = "E0122";
+    /// A malformed kernel attribute list: an unknown or repeated attribute.
+    pub const BAD_ATTRIBUTE: &str = "E0123";
 
     /// Every syntax code, in order.
-    pub const ALL: [&str; 23] = [
+    pub const ALL: [&str; 24] = [
         UNEXPECTED,
         UNCLOSED,
         UNOPENED,
@@ -87,6 +89,7 @@ pub mod codes {
         TOO_LARGE,
         BARE_NAME,
         BAD_FLOAT,
+        BAD_ATTRIBUTE,
     ];
 }
 

@@ -37,7 +37,7 @@ use crate::diag::Diagnostic;
 use error::SyntaxError as Failure;
 use lexeme::{
     Input, PResult, State, at, at_keyword, cut, equals, expect, ident, keyword, offset, skip,
-    span_to,
+    span_to, sym,
 };
 use nom_locate::LocatedSpan;
 
@@ -264,6 +264,7 @@ fn file<'s>(input: Input<'s>, stem: &str) -> PResult<'s, File> {
                 span: Span::DUMMY,
             },
             implicit: true,
+            attributes: Vec::new(),
             body: Block { stmts: bare, span },
             span,
         }));
@@ -291,13 +292,18 @@ fn const_def(input: Input) -> PResult<ConstDef> {
     ))
 }
 
-/// `kernel NAME { … }`.
+/// `kernel NAME [( attribute, … )] { … }`.
 fn kernel(input: Input) -> PResult<Kernel> {
     let input = skip(input);
     let start = offset(&input);
     let help = Some("a kernel is written `kernel gemm { … }`");
     let (rest, _) = keyword("kernel").parse(input)?;
     let (rest, name) = cut(expect("the kernel's name", help, ident)).parse(rest)?;
+    let (rest, attributes) = if at(&rest, "(") {
+        kernel_attributes(rest)?
+    } else {
+        (rest, Vec::new())
+    };
     if !at(&rest, "{") {
         let mut error = Failure::expected(offset(&skip(rest)), "`{`");
         error.help = help;
@@ -309,10 +315,70 @@ fn kernel(input: Input) -> PResult<Kernel> {
         Kernel {
             name,
             implicit: false,
+            attributes,
             body,
             span: span_to(start, &rest),
         },
     ))
+}
+
+const ATTRIBUTE_HELP: &str =
+    "kernel attributes read `kernel gemm (min_blocks_per_sm = 2, max_registers = 128) { … }`";
+
+/// `( name = int_expr, … )`: at least one attribute, each at most once.
+fn kernel_attributes(input: Input) -> PResult<Vec<KernelAttribute>> {
+    let help = Some(ATTRIBUTE_HELP);
+    let (mut rest, open) = sym("(").parse(input)?;
+    let mut attributes: Vec<KernelAttribute> = Vec::new();
+    loop {
+        let (after, (word, name)) =
+            cut(expect("an attribute name", help, lexeme::word)).parse(rest)?;
+        let Some(kind) = KernelAttributeKind::ALL
+            .iter()
+            .find_map(|(text, kind)| (*text == word).then_some(*kind))
+        else {
+            let known: Vec<String> = KernelAttributeKind::ALL
+                .iter()
+                .map(|(text, _)| format!("`{text}`"))
+                .collect();
+            return lexeme::fail(
+                Diagnostic::error(
+                    codes::BAD_ATTRIBUTE,
+                    format!("unknown kernel attribute `{word}`"),
+                    name,
+                )
+                .with_label(format!("the attributes are {}", known.join(" and ")))
+                .with_help(ATTRIBUTE_HELP),
+            );
+        };
+        if let Some(first) = attributes.iter().find(|attribute| attribute.kind == kind) {
+            return lexeme::fail(
+                Diagnostic::error(
+                    codes::BAD_ATTRIBUTE,
+                    format!("the kernel attribute `{word}` is given twice"),
+                    name,
+                )
+                .with_label("given again here")
+                .with_secondary(first.span, "first given here")
+                .with_help("keep one of the two values"),
+            );
+        }
+        let (after, _) = cut(expect("`=`", help, equals)).parse(after)?;
+        let (after, value) =
+            cut(expect("an integer expression", help, arith::int_expr)).parse(after)?;
+        attributes.push(KernelAttribute {
+            kind,
+            name,
+            span: name.join(value.span),
+            value,
+        });
+        if at(&after, ",") {
+            rest = lexeme::sym(",").parse(after)?.0;
+        } else {
+            let (after, _) = cut(expr::closing(")", open)).parse(after)?;
+            return Ok((after, attributes));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,14 @@ fn write_kernel(out: &mut String, kernel: &Kernel) {
         return;
     }
     let _ = write!(out, "kernel {} ", kernel.name.text);
+    if !kernel.attributes.is_empty() {
+        let attributes: Vec<String> = kernel
+            .attributes
+            .iter()
+            .map(|attribute| format!("{} = {}", attribute.kind.name(), attribute.value))
+            .collect();
+        let _ = write!(out, "({}) ", attributes.join(", "));
+    }
     write_block(out, &kernel.body, 0);
     out.push('\n');
 }

@@ -84,6 +84,11 @@ impl StripSpans for ConstDef {
 impl StripSpans for Kernel {
     fn clear_spans(&mut self) {
         self.name.clear_spans();
+        for attribute in &mut self.attributes {
+            attribute.name.clear_spans();
+            attribute.value.clear_spans();
+            attribute.span.clear_spans();
+        }
         self.body.clear_spans();
         self.span.clear_spans();
     }
