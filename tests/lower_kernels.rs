@@ -3,7 +3,8 @@
 //! fragments indexed out of wider register tensors, a run-time loop with a
 //! symbolic bound whose addresses advance by a hoisted stride, alignment
 //! proven from a dim's divisibility requirement — each checked in its PTX
-//! and assembled by ptxas with its SASS.
+//! and assembled by ptxas with its SASS; and the GEMM example's occupancy
+//! request reaching ptxas, in the configurations docs/performance.md lists.
 
 mod ptx_support;
 
@@ -212,15 +213,16 @@ fn gemm_example(defines: &[(&str, i64)]) -> String {
     module.to_ptx().unwrap()
 }
 
+/// ptxas's report of each entry for sm_90.
+fn reports(text: &str) -> Vec<graphene::ptx::tools::FunctionReport> {
+    graphene::ptx::tools::assemble(text, Arch::Sm90)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .entries
+}
+
 /// Registers per thread of each entry, as ptxas allocates them for sm_90.
 fn registers(text: &str) -> Vec<u32> {
-    let assembly =
-        graphene::ptx::tools::assemble(text, Arch::Sm90).unwrap_or_else(|e| panic!("{e}"));
-    assembly
-        .entries
-        .iter()
-        .map(|entry| entry.registers)
-        .collect()
+    reports(text).iter().map(|entry| entry.registers).collect()
 }
 
 #[test]
@@ -247,5 +249,37 @@ fn an_occupancy_request_reaches_the_entry_header_and_ptxas() {
             "{:?}",
             registers(&one)
         );
+    }
+}
+
+/// The GEMM configurations docs/performance.md offers for more warps per
+/// SM fit their occupancy request without spilling: 16 warps (two
+/// 256-thread blocks, at most 128 registers) and 12 warps (three 128-thread
+/// blocks, at most 168).
+#[test]
+fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
+    if !ptx_support::tools_available() {
+        return;
+    }
+    let configurations: [&[(&str, i64)]; 3] = [
+        &[("BN", 128), ("WN", 32), ("FRAGS", 1), ("MIN_BLOCKS", 2)],
+        &[
+            ("BN", 128),
+            ("WN", 32),
+            ("BK", 32),
+            ("SWIZZLE_BITS", 2),
+            ("STAGES", 4),
+            ("MIN_BLOCKS", 2),
+        ],
+        &[("BN", 64), ("WN", 32), ("MIN_BLOCKS", 3)],
+    ];
+    for defines in configurations {
+        let text = gemm_example(defines);
+        for report in reports(&text) {
+            assert!(
+                report.stack_frame_bytes == 0 && report.spill_store_bytes == 0,
+                "{defines:?}: {report:?}"
+            );
+        }
     }
 }
