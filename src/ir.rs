@@ -394,7 +394,8 @@ pub struct ForStmt {
     pub hi: Expr,
     /// Increment.
     pub step: Expr,
-    /// Whether the loop must be fully unrolled.
+    /// Whether the loop is fully unrolled: its variable indexes a register
+    /// tensor, or its bounds are constants and it runs at most 8 iterations.
     pub unroll: bool,
     /// The body.
     pub body: Vec<Stmt>,

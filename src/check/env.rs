@@ -132,7 +132,8 @@ pub(crate) struct LoopInfo {
     pub range: (Option<i64>, Option<i64>),
     /// The `for (…)` header.
     pub header: Span,
-    /// Set when a register tensor is indexed with the variable.
+    /// Set when a register tensor is indexed with the variable (short
+    /// constant loops are unrolled as well, decided when the loop is closed).
     pub unroll: bool,
     /// `lo`, `hi` and `step` when all three are constants.
     pub constant_bounds: Option<(i64, i64, i64)>,

@@ -327,7 +327,8 @@ impl Checker {
         self.define(Namespace::Ident, &for_loop.var, Binding::Loop(id), false);
         let body = self.block(&for_loop.body);
         self.pop_scope();
-        let unroll = self.kernel.loop_info[id as usize].unroll;
+        let info = &self.kernel.loop_info[id as usize];
+        let unroll = info.unroll || is_short_constant_loop(info.constant_bounds);
         Some(ir::Stmt::For(ir::ForStmt {
             var: id,
             lo: lo.ok()?,
@@ -408,4 +409,27 @@ impl Checker {
             }
         }
     }
+}
+
+/// Constant-bounded loops of at most this many iterations are unrolled even
+/// when their body indexes no register tensor.
+pub(crate) const SHORT_LOOP_TRIP_COUNT: i64 = 8;
+
+/// Whether a loop with these constant bounds runs at most
+/// [`SHORT_LOOP_TRIP_COUNT`] iterations. Unrolled, such a loop costs no
+/// counter, compare or branch, and its instructions join the straight-line
+/// code around it, where the assembler can interleave them with independent
+/// work (a block's `cp.async` copies between a warp's `mma`s).
+fn is_short_constant_loop(bounds: Option<(i64, i64, i64)>) -> bool {
+    let Some((lo, hi, step)) = bounds else {
+        return false;
+    };
+    if step <= 0 || hi <= lo {
+        return false;
+    }
+    let trips = hi
+        .checked_sub(lo)
+        .and_then(|span| span.checked_add(step - 1))
+        .map(|rounded| rounded / step);
+    trips.is_some_and(|trips| trips <= SHORT_LOOP_TRIP_COUNT)
 }

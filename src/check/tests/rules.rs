@@ -59,8 +59,8 @@ fn accepted_programs() {
 #[test]
 fn register_indices_unroll_their_loops() {
     let src = kernel_with(
-        "%r:[8].fp32.RF\n%g:[8, 32].fp32.GL",
-        "@i = #t.indices()\nfor (k = 0; k < 8; k += 1) {\nfor (j = 0; j < 2; j += 1) {\n%r[k] <- Move<<<#b, #t.scalar()>>>(%g[j, @i])\n}\n}",
+        "%r:[8].fp32.RF\n%g:[16, 32].fp32.GL",
+        "@i = #t.indices()\nfor (k = 0; k < 8; k += 1) {\nfor (j = 0; j < 16; j += 1) {\n%r[k] <- Move<<<#b, #t.scalar()>>>(%g[j, @i])\n}\n}",
     );
     let program = check("unroll.gph", &src).unwrap_or_else(|d| panic!("{d:#?}"));
     let body = program.kernels[0].root.body.as_ref().unwrap();
@@ -71,7 +71,40 @@ fn register_indices_unroll_their_loops() {
         panic!("inner loop expected")
     };
     assert!(outer.unroll, "k indexes registers");
-    assert!(!inner.unroll, "j indexes global memory only");
+    assert!(
+        !inner.unroll,
+        "j indexes global memory only, over more than the short-loop count"
+    );
+}
+
+#[test]
+fn short_constant_loops_unroll_and_others_stay_loops() {
+    let loop_over = |header: &str| {
+        let src = kernel_with(
+            "%g:[64, 32].fp32.GL\n%h:[64, 32].fp32.GL",
+            &format!(
+                "@i = #t.indices()\nfor ({header}) {{\n%h[j, @i] <- Move<<<#b, #t.scalar()>>>(%g[j, @i])\n}}"
+            ),
+        );
+        let program = check("short.gph", &src).unwrap_or_else(|d| panic!("{header}: {d:#?}"));
+        let body = program.kernels[0].root.body.as_ref().unwrap();
+        let Some(Stmt::For(each)) = body.first() else {
+            panic!("{header}: loop expected")
+        };
+        each.unroll
+    };
+    assert!(loop_over("j = 0; j < 8; j += 1"), "8 iterations");
+    assert!(loop_over("j = 4; j < 64; j += 8"), "7 iterations");
+    assert!(!loop_over("j = 0; j < 9; j += 1"), "9 iterations");
+    assert!(!loop_over("j = 0; j < 64; j += 2"), "32 iterations");
+    assert!(
+        !loop_over("j = 3; j < 3; j += 1"),
+        "no iteration: nothing to unroll"
+    );
+    assert!(
+        !loop_over("j = 0; j < (@i + 1) % 8; j += 1"),
+        "a runtime bound"
+    );
 }
 
 #[test]
