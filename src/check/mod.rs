@@ -20,6 +20,7 @@ mod defs;
 mod env;
 mod groups;
 mod ints;
+mod lanes;
 mod occupancy;
 mod print;
 mod rules;

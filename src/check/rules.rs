@@ -3,24 +3,19 @@
 //! `MatMul`'s M×K·K×N→M×N, `Reduction`'s axes, `Shfl`'s warp, `Move<async>`'s
 //! memories, and which kinds must be decomposed.
 //!
-//! Operands inside a body are per-thread views. When an elementwise rule
-//! compares a register operand (or a view that differs from lane to lane)
-//! with one shared by the lanes, the per-lane operand counts once per lane
-//! of the executing group's innermost level: the warp's 32 rows of 8
-//! registers are the 256 elements of a shared 16×16 tile.
+//! Element counts are compared over the lanes of the executing group; how
+//! each operand counts there (per lane, shared, or collectively) is
+//! [`super::lanes`].
 
 use crate::diag::{Diagnostic, Span};
-use crate::expr::{Expr, Var};
+use crate::expr::Expr;
 use crate::ir::{Level, Memory, SpecKind, View};
 use crate::syntax::ast;
 
 use super::codes;
 use super::env::{Checker, GroupVal};
-use super::groups::MAX_BLOCK_SIZE;
+use super::lanes::{Lanes, UnitCount};
 use super::symbolic::{constant_layout, levels_size, modes, normalize, same, size};
-
-/// The lanes of an executing group: the ids of its innermost level.
-pub(crate) struct Lanes(Vec<i64>);
 
 /// `(outputs, inputs)` a kind takes; `None` for any number.
 fn arity(kind: &SpecKind) -> Option<(usize, usize)> {
@@ -90,76 +85,6 @@ fn matrix(levels: &[Level]) -> Option<(Expr, Expr)> {
 }
 
 impl Checker {
-    /// The lanes of a thread group, if its innermost level is constant.
-    pub(crate) fn lanes(&self, group: &GroupVal) -> Option<Lanes> {
-        let innermost = group.ty.levels.last()?;
-        constant_layout(innermost)
-            .filter(|layout| layout.size() <= MAX_BLOCK_SIZE)
-            .map(|layout| Lanes(layout.offsets().collect()))
-    }
-
-    /// Whether a view holds different elements in different lanes of one
-    /// instance: registers always; other memories when the base, evaluated
-    /// for each lane, changes.
-    fn per_lane(&self, view: &View, lanes: &Lanes) -> bool {
-        if view.ty.memory == Memory::Registers {
-            return true;
-        }
-        if !view.base.vars().contains(&Var::ThreadId) || !self.divisors_positive(&view.base) {
-            return false;
-        }
-        let at = |lane: i64| {
-            view.base.eval(&|var| match var {
-                Var::ThreadId => Some(lane),
-                Var::BlockId => Some(0),
-                Var::Dim(_) => Some(64),
-                Var::Loop(i) => Some(self.loop_start(i)),
-            })
-        };
-        let mut values = lanes.0.iter().map(|&lane| at(lane).ok());
-        let first = values.next().flatten();
-        values.any(|value| value != first)
-    }
-
-    /// Whether every division in `e` is by a value known to be positive,
-    /// so that evaluating it is the arithmetic the rules of `Expr` assume.
-    fn divisors_positive(&self, e: &Expr) -> bool {
-        match e {
-            Expr::Const(_) | Expr::Var(_) => true,
-            Expr::Div(a, b) | Expr::Rem(a, b) => {
-                self.bounds(b).lo.is_some_and(|lo| lo >= 1)
-                    && self.divisors_positive(a)
-                    && self.divisors_positive(b)
-            }
-            Expr::Add(a, b)
-            | Expr::Sub(a, b)
-            | Expr::Mul(a, b)
-            | Expr::And(a, b)
-            | Expr::Xor(a, b)
-            | Expr::Shr(a, b)
-            | Expr::Shl(a, b) => self.divisors_positive(a) && self.divisors_positive(b),
-        }
-    }
-
-    fn loop_start(&self, id: u32) -> i64 {
-        self.kernel
-            .loop_info
-            .get(id as usize)
-            .and_then(|info| info.constant_bounds)
-            .map_or(0, |(lo, _, _)| lo)
-    }
-
-    /// The number of elements of `view` the lanes of one instance hold
-    /// together: its size, times the lanes if it is per lane.
-    fn lane_count(&self, view: &View, lanes: &Lanes) -> Expr {
-        let count = levels_size(&view.ty.levels);
-        if self.per_lane(view, lanes) {
-            Expr::mul(count, Expr::Const(lanes.0.len() as i64))
-        } else {
-            count
-        }
-    }
-
     /// Checks the rules of `kind` on a spec whose operands and groups were
     /// all computed.
     pub(crate) fn spec_rules(
@@ -282,6 +207,18 @@ impl Checker {
         let Some(first) = operands.first() else {
             return;
         };
+        if is_collective(kind, &operands, lanes) {
+            let counts: Vec<UnitCount> = operands
+                .iter()
+                .map(|view| self.unit_count(view, lanes))
+                .collect();
+            // Registers and shared views count as in any spec; only a
+            // memory view that moves with the lane counts differently.
+            if counts.iter().any(|count| count.spread.is_memory_per_lane()) {
+                self.collective_counts(kind, &operands, &counts, lanes);
+                return;
+            }
+        }
         let expected = self.lane_count(first, lanes);
         for other in &operands[1..] {
             let count = self.lane_count(other, lanes);
@@ -303,7 +240,7 @@ impl Checker {
                 if scaled {
                     diagnostic = diagnostic.with_note(format!(
                         "per-thread operands count once per thread of the group's innermost level ({} threads)",
-                        lanes.0.len()
+                        lanes.len()
                     ));
                 }
                 self.report(diagnostic);
@@ -312,20 +249,37 @@ impl Checker {
         }
     }
 
-    /// "N elements (type)"; with `scaled`, a per-lane operand is counted
-    /// over the lanes, as it was compared with a shared one.
-    fn count_label(&self, view: &View, lanes: &Lanes, scaled: bool) -> String {
-        let ty = self.tensor_text(&view.ty);
-        let own = self.expr_text(&normalize(&levels_size(&view.ty.levels)));
-        if scaled && self.per_lane(view, lanes) {
-            let total = self.expr_text(&normalize(&self.lane_count(view, lanes)));
+    /// A collective move: every operand counted over the whole instance
+    /// (`Checker::unit_count`), and all the totals equal.
+    fn collective_counts(
+        &mut self,
+        kind: &SpecKind,
+        operands: &[&View],
+        counts: &[UnitCount],
+        lanes: &Lanes,
+    ) {
+        let Some(differs) = (1..counts.len()).find(|&i| !same(&counts[i].total, &counts[0].total))
+        else {
+            return;
+        };
+        let (first, other) = (operands[0], operands[differs]);
+        let diagnostic = Diagnostic::error(
+            codes::SIZE_MISMATCH,
             format!(
-                "{total} elements: {own} per thread ({ty}) over {} threads",
-                lanes.0.len()
-            )
-        } else {
-            format!("{own} elements ({ty})")
-        }
+                "the operands of `{}` hold different numbers of elements",
+                kind_name(kind)
+            ),
+            other.span,
+        )
+        .with_label(self.unit_label(other, &counts[differs], lanes))
+        .with_secondary(first.span, self.unit_label(first, &counts[0], lanes))
+        .with_help(
+            "tile or index the operands so that the threads together hold as many elements \
+             on each side; threads whose addresses an instruction ignores may name rows \
+             that other threads name",
+        );
+        let diagnostic = self.unit_notes(diagnostic, &[&counts[0], &counts[differs]], lanes);
+        self.report(diagnostic);
     }
 
     fn matmul_shapes(&mut self, c: &View, a: &View, b: &View) {
@@ -423,7 +377,7 @@ impl Checker {
             .enumerate()
             .filter(|(i, _)| !axes.contains(&(*i as u32)))
             .fold(Expr::Const(1), |acc, (_, e)| Expr::mul(acc, e.clone()));
-        let scale = |per_lane: bool| if per_lane { lanes.0.len() as i64 } else { 1 };
+        let scale = |per_lane: bool| if per_lane { lanes.len() as i64 } else { 1 };
         let expected = Expr::mul(kept.clone(), Expr::Const(scale(self.per_lane(x, lanes))));
         let found = self.lane_count(y, lanes);
         if !same(&expected, &found) {
@@ -497,6 +451,27 @@ impl Checker {
             );
         }
     }
+}
+
+/// Whether a spec is a collective move: a `Move` executed by more than one
+/// lane whose operands hold different numbers of elements per thread (an
+/// instruction such as `ldmatrix.x2` then defines which lane delivers what).
+fn is_collective(kind: &SpecKind, operands: &[&View], lanes: &Lanes) -> bool {
+    let is_move = match kind {
+        SpecKind::Move { .. } => true,
+        SpecKind::MatMul { .. }
+        | SpecKind::Unary(_)
+        | SpecKind::Binary(_)
+        | SpecKind::Reduction { .. }
+        | SpecKind::Shfl { .. }
+        | SpecKind::Init { .. }
+        | SpecKind::Generic => false,
+    };
+    let sizes: Vec<Expr> = operands
+        .iter()
+        .map(|view| levels_size(&view.ty.levels))
+        .collect();
+    is_move && lanes.len() > 1 && sizes.iter().any(|size| !same(size, &sizes[0]))
 }
 
 fn kind_name(kind: &SpecKind) -> &'static str {

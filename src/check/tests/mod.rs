@@ -2,6 +2,7 @@
 //! type computations with the numbers of docs/language.md, the rules, and
 //! the REPL session.
 
+mod collective;
 mod examples;
 mod rules;
 mod session;
