@@ -2,9 +2,8 @@
 //! element is `buffer base + swizzle(offset) * element bytes`. Its constant
 //! part becomes the instruction's immediate displacement; the rest is summed
 //! level by level (a thread's part once before the outermost loop it is
-//! invariant in, each loop adding its own, terms of the dims alone last), as
-//! 64-bit partial addresses for global memory and 32-bit shared-window
-//! addresses for shared memory.
+//! invariant in, each loop adding its own), as 64-bit partial addresses for
+//! global memory and 32-bit shared-window addresses for shared memory.
 //!
 //! Swizzles go through the same path. A swizzle is linear over XOR, so when
 //! the thread part `a`, the loop parts and the constant `c` of an offset have
@@ -22,7 +21,7 @@ use super::kernel::{KernelLowering, Storage};
 use super::prove::{Prover, constant_factor};
 use super::strength::strength_reduce;
 use super::views::OperandInfo;
-use crate::expr::{Expr, Var};
+use crate::expr::Expr;
 use crate::layout::Swizzle;
 use crate::ptx::operand::AddressBase;
 use crate::ptx::{Address, Operand, Reg, RegClass, Space, Symbol, imm};
@@ -132,16 +131,11 @@ impl KernelLowering<'_, '_> {
         constant: i64,
         scale: u32,
     ) -> Result<Address, LowerError> {
-        // Terms of the dims alone (`K * 96`: what an unrolled loop over a
-        // symbolic stride leaves) tell sibling accesses apart; summed last,
-        // at the access, they keep one partial address shared by all the
-        // siblings instead of one pointer per sibling live across the loops.
-        let mut groups: BTreeMap<(bool, usize), Vec<Expr>> = BTreeMap::new();
+        let mut groups: BTreeMap<usize, Vec<Expr>> = BTreeMap::new();
         for term in terms {
             let term = strength_reduce(&term);
-            let dims_only = term.vars().iter().all(|var| matches!(var, Var::Dim(_)));
             groups
-                .entry((dims_only, self.out.depth_of(&term)?))
+                .entry(self.out.depth_of(&term)?)
                 .or_default()
                 .push(term);
         }
@@ -150,10 +144,7 @@ impl KernelLowering<'_, '_> {
             .ok_or_else(|| self.too_far(constant))?;
         let mut acc: Option<Reg> = None;
         let mut prefix: Option<Expr> = None;
-        let mut depth = 0;
-        for ((_, level), mut group) in groups {
-            // The partial sum lives as deep as its deepest term so far.
-            depth = depth.max(level);
+        for (depth, mut group) in groups {
             group.sort();
             let sum = group
                 .into_iter()

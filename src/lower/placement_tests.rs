@@ -206,26 +206,3 @@ fn a_loop_inside_a_branch_has_its_preheader_inside_the_branch() {
     assert!(branch < wides[1] && wides[1] < heads[1], "{text}");
     assert!(wides[2] > heads[1], "{text}");
 }
-
-#[test]
-fn accesses_apart_by_a_multiple_of_a_dim_share_one_pointer_across_a_loop() {
-    let mut f = Fixture::new();
-    let rows = f.k.dim("K");
-    let k = f.k.loop_named("k");
-    // B[tid + 128 k + 8 K c] for c = 0, 1, 2: what an unrolled copy loop
-    // over rows K apart leaves.
-    let at = |c: i64| {
-        Expr::add(
-            Expr::add(tid(), Expr::mul(loop_var(k), 128.into())),
-            Expr::mul(rows.clone(), (8 * c).into()),
-        )
-    };
-    let copies = (0..3).map(|c| f.copy((f.b, at(c)), (f.b, at(c)))).collect();
-    let text = ptx(f.k.finish(vec![for_loop(k, (0, 4, 1), false, copies)]));
-    let head = line_of(&text, "_loop:");
-    let wides = lines_with(&text, "mad.wide.u32");
-    // One pointer before the loop (the thread's), not one per copy; inside,
-    // one for the loop's part and one more per copy that is K rows away.
-    assert_eq!(wides.iter().filter(|&&l| l < head).count(), 1, "{text}");
-    assert_eq!(wides.iter().filter(|&&l| l > head).count(), 3, "{text}");
-}

@@ -224,16 +224,6 @@ impl KernelBuilder {
         self.kernel.loops.len() as u32 - 1
     }
 
-    /// A symbolic dimension (a `.u32` parameter); returns it as an
-    /// expression.
-    pub fn dim(&mut self, name: &str) -> Expr {
-        self.kernel.dims.push(NamedSpan {
-            name: name.to_string(),
-            span: Span::DUMMY,
-        });
-        Expr::var(crate::expr::Var::Dim(self.kernel.dims.len() as u32 - 1))
-    }
-
     /// A view of buffer `id` at `base` with type `ty`.
     pub fn view(&self, id: BufferId, base: Expr, ty: TensorType) -> View {
         View {
