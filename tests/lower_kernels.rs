@@ -269,6 +269,7 @@ fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
             ("BK", 32),
             ("SWIZZLE_BITS", 2),
             ("STAGES", 4),
+            ("FRAGS", 1),
             ("MIN_BLOCKS", 2),
         ],
         &[("BN", 64), ("WN", 32), ("MIN_BLOCKS", 3)],
