@@ -30,6 +30,8 @@ run() {
 
 run cargo test --workspace --all-targets
 run cargo test --workspace --doc
+# The API documentation builds without a broken link or other warning.
+RUSTDOCFLAGS="-D warnings" run cargo doc --workspace --no-deps
 # With the `cuda` feature: build every target (so feature-gated code always
 # compiles), then run what the feature changes — the library's own tests, the
 # binaries, and the GPU and run tests (which skip with a printed reason when no
