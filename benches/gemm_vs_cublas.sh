@@ -9,7 +9,8 @@
 #   PTXGEN=path/to/ptxgen KERNEL=gemm_f16_f16out bash benches/gemm_vs_cublas.sh
 #
 # Both sides use the same method: warm-up, CUDA events around each launch, the median
-# of REPS launches, input sets rotated so the L2 cache does not flatter the result.
+# of REPS launches, input sets rotated so the L2 cache does not flatter the result,
+# one process per size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,4 +44,4 @@ while i < len(text):
     rows.extend(value)
 json.dump(rows, open(sys.argv[1] + ".json", "w"))
 EOF
-python3 benches/cublas_gemm.py --reps "$reps" --ours "$rows.json" $(tr x x <<<"$sizes")
+python3 benches/cublas_gemm.py --isolate --reps "$reps" --ours "$rows.json" $(tr x x <<<"$sizes")
