@@ -314,10 +314,27 @@ impl Expr {
     /// The same expression with each variable replaced by `f(var)` (or kept
     /// where `f` gives `None`), re-folded through the smart constructors.
     pub fn substitute(&self, f: &dyn Fn(Var) -> Option<Expr>) -> Expr {
-        let both = |a: &Expr, b: &Expr| (a.substitute(f), b.substitute(f));
         match self {
-            Expr::Const(value) => Expr::Const(*value),
             Expr::Var(var) => f(*var).unwrap_or(Expr::Var(*var)),
+            Expr::Const(_)
+            | Expr::Add(..)
+            | Expr::Sub(..)
+            | Expr::Mul(..)
+            | Expr::Div(..)
+            | Expr::Rem(..)
+            | Expr::And(..)
+            | Expr::Xor(..)
+            | Expr::Shr(..)
+            | Expr::Shl(..) => self.map_operands(&mut |operand| operand.substitute(f)),
+        }
+    }
+
+    /// The same operation over `f` of each operand, re-folded through the
+    /// smart constructors; a literal or a variable is returned as it is.
+    pub fn map_operands(&self, f: &mut dyn FnMut(&Expr) -> Expr) -> Expr {
+        let mut both = |a: &Expr, b: &Expr| (f(a), f(b));
+        match self {
+            Expr::Const(_) | Expr::Var(_) => self.clone(),
             Expr::Add(a, b) => {
                 let (a, b) = both(a, b);
                 Expr::add(a, b)

@@ -11,6 +11,7 @@
 
 use super::emitter::{Emitter, Key};
 use super::error::LowerError;
+use super::prove::constant_factor;
 use crate::expr::{Expr, Var};
 use crate::ptx::{Operand, Reg, RegClass, imm};
 
@@ -249,29 +250,10 @@ impl Emitter<'_> {
     }
 }
 
-/// `x * c`, `c * x` or `x << k` as `(x, factor)`, for `mad`.
+/// `x * c`, `c * x` or `x << k` as `(x, factor)`, for `mad`: a constant
+/// factor that fits the instruction's 32-bit immediate.
 fn scaled(term: &Expr) -> Option<(&Expr, i64)> {
-    let factor = |c: i64| (c > 0 && c <= i64::from(u32::MAX)).then_some(c);
-    match term {
-        Expr::Mul(a, b) => match (a.as_const(), b.as_const()) {
-            (None, Some(c)) => factor(c).map(|c| (&**a, c)),
-            (Some(c), None) => factor(c).map(|c| (&**b, c)),
-            (Some(_), Some(_)) | (None, None) => None,
-        },
-        Expr::Shl(x, k) => match k.as_const() {
-            Some(k) if (0..31).contains(&k) => Some((&**x, 1 << k)),
-            Some(_) | None => None,
-        },
-        Expr::Const(_)
-        | Expr::Var(_)
-        | Expr::Add(..)
-        | Expr::Sub(..)
-        | Expr::Div(..)
-        | Expr::Rem(..)
-        | Expr::And(..)
-        | Expr::Xor(..)
-        | Expr::Shr(..) => None,
-    }
+    constant_factor(term).filter(|&(_, c)| c > 0 && c <= i64::from(u32::MAX))
 }
 
 /// The two associative, commutative operations whose chains are

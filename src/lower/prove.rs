@@ -164,47 +164,20 @@ impl Prover {
             return expr.clone();
         };
         let bid = Expr::var(Var::BlockId);
-        let both = |a: &Expr, b: &Expr| (self.below_grid(a), self.below_grid(b));
         match expr {
             Expr::Rem(a, b) if **a == bid && **b == *grid => bid,
             Expr::Div(a, b) if **a == bid && **b == *grid => Expr::Const(0),
-            Expr::Const(_) | Expr::Var(_) => expr.clone(),
-            Expr::Add(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::add(a, b)
-            }
-            Expr::Sub(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::sub(a, b)
-            }
-            Expr::Mul(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::mul(a, b)
-            }
-            Expr::Div(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::div(a, b)
-            }
-            Expr::Rem(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::rem(a, b)
-            }
-            Expr::And(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::and(a, b)
-            }
-            Expr::Xor(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::xor(a, b)
-            }
-            Expr::Shr(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::shr(a, b)
-            }
-            Expr::Shl(a, b) => {
-                let (a, b) = both(a, b);
-                Expr::shl(a, b)
-            }
+            Expr::Const(_)
+            | Expr::Var(_)
+            | Expr::Add(..)
+            | Expr::Sub(..)
+            | Expr::Mul(..)
+            | Expr::Div(..)
+            | Expr::Rem(..)
+            | Expr::And(..)
+            | Expr::Xor(..)
+            | Expr::Shr(..)
+            | Expr::Shl(..) => expr.map_operands(&mut |operand| self.below_grid(operand)),
         }
     }
 
