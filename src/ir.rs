@@ -10,6 +10,7 @@
 pub use crate::diag::Span;
 use crate::expr::Expr;
 use crate::layout::{Swizzle, Tuple};
+pub use crate::syntax::AsyncQueue;
 
 /// A checked `.gph` file.
 #[derive(Clone, PartialEq, Debug)]
@@ -268,10 +269,19 @@ pub enum Stmt {
     If(IfStmt),
     /// `sync`: barrier of the block.
     Sync(Span),
-    /// `async_commit`: closes the current group of asynchronous copies.
-    AsyncCommit(Span),
-    /// `async_wait(N)`: waits until at most `pending` groups are in flight.
-    AsyncWait {
+    /// `async_commit` / `mma_commit`: closes the current group of the
+    /// queue's asynchronous operations.
+    Commit {
+        /// Which operations.
+        queue: AsyncQueue,
+        /// The statement.
+        span: Span,
+    },
+    /// `async_wait(N)` / `mma_wait(N)`: waits until at most `pending` of the
+    /// queue's groups are in flight.
+    Wait {
+        /// Which operations.
+        queue: AsyncQueue,
         /// N.
         pending: u32,
         /// The statement.
@@ -309,10 +319,16 @@ pub enum SpecKind {
         /// `Move<async>`.
         asynchronous: bool,
     },
-    /// `C = C + A·B`, or `C = A·B` when `accumulate` is false (`MatMul<overwrite>`).
+    /// `C = C + A·B`, or `C = A·B` when `accumulate` is false
+    /// (`MatMul<overwrite>`). Rule: an `asynchronous` MatMul (`MatMul<async>`,
+    /// a warpgroup's `wgmma`) has written C only once an `mma_wait` has seen
+    /// its group complete; until then neither C nor the shared operands may
+    /// be touched.
     MatMul {
         /// False for `MatMul<overwrite>`.
         accumulate: bool,
+        /// `MatMul<async>`.
+        asynchronous: bool,
     },
     /// `y = op(x)`.
     Unary(UnaryOp),

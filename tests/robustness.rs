@@ -67,7 +67,7 @@ impl Rng {
     }
 }
 
-const VOCABULARY: [&str; 75] = [
+const VOCABULARY: [&str; 77] = [
     "%1",
     "%acc",
     "#4",
@@ -116,6 +116,8 @@ const VOCABULARY: [&str; 75] = [
     "sync",
     "async_commit",
     "async_wait",
+    "mma_commit",
+    "mma_wait",
     "kernel",
     "const",
     "inf",

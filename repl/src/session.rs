@@ -4,8 +4,8 @@
 //! here: the binary and the tests drive the same function.
 //!
 //! An input is, by its first word: a command (`:show …`), a `let`, IR (it
-//! starts with `const`, `kernel`, `for`, `if`, `sync`, `async_commit` or
-//! `async_wait`, or mentions a `%tensor`, `#group` or `@index`), or else a
+//! starts with `const`, `kernel`, `for`, `if`, `sync`, `async_commit`,
+//! `async_wait`, `mma_commit` or `mma_wait`, or mentions a `%tensor`, `#group` or `@index`), or else a
 //! layout expression.
 
 use std::collections::BTreeMap;
@@ -23,7 +23,7 @@ use crate::pictures::{self, Context, mentions_ir_names, view_line};
 use crate::threads;
 
 /// The IR's statement keywords: a line starting with one is IR.
-pub const IR_KEYWORDS: [&str; 7] = [
+pub const IR_KEYWORDS: [&str; 9] = [
     "const",
     "kernel",
     "for",
@@ -31,6 +31,8 @@ pub const IR_KEYWORDS: [&str; 7] = [
     "sync",
     "async_commit",
     "async_wait",
+    "mma_commit",
+    "mma_wait",
 ];
 
 /// What one input produced.

@@ -92,6 +92,9 @@ pub const SHFL: &str = "E0256";
 /// A kind that has no instruction written without a body (`Spec`,
 /// `MatMul<overwrite>`).
 pub const MUST_DECOMPOSE: &str = "E0257";
+/// `MatMul<async>` with a body: only a warpgroup's `wgmma` runs
+/// asynchronously, and a decomposed spec is complete when it ends.
+pub const ASYNC_DECOMPOSED: &str = "E0258";
 
 /// A loop whose step is not positive.
 pub const LOOP_STEP: &str = "E0260";
@@ -106,7 +109,7 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 41] = [
+pub const ALL: [&str; 42] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -144,6 +147,7 @@ pub const ALL: [&str; 41] = [
     REDUCTION_AXES,
     SHFL,
     MUST_DECOMPOSE,
+    ASYNC_DECOMPOSED,
     LOOP_STEP,
     ASYNC_WAIT,
     BAD_OCCUPANCY,

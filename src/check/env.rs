@@ -254,7 +254,7 @@ impl Checker {
                         self.scan_definitions(block);
                     }
                 }
-                StmtKind::Sync | StmtKind::AsyncCommit | StmtKind::AsyncWait(_) => {}
+                StmtKind::Sync | StmtKind::Commit(_) | StmtKind::Wait(..) => {}
             }
         }
     }

@@ -118,10 +118,34 @@ impl Checker {
             return;
         }
         let atomic = spec.body.is_none();
+        if !atomic
+            && matches!(
+                kind,
+                SpecKind::MatMul {
+                    asynchronous: true,
+                    ..
+                }
+            )
+        {
+            self.report(
+                Diagnostic::error(
+                    codes::ASYNC_DECOMPOSED,
+                    "`MatMul<async>` with a body",
+                    spec.kind_span,
+                )
+                .with_label("a decomposed spec has finished when its body ends")
+                .with_note("`MatMul<async>` is one warpgroup matrix multiply (`wgmma`), issued now and waited for with `mma_commit` and `mma_wait(N)`")
+                .with_help("drop `<async>` here, or write the spec without a body and executed by a warpgroup"),
+            );
+        }
         if atomic
             && matches!(
                 kind,
-                SpecKind::Generic | SpecKind::MatMul { accumulate: false }
+                SpecKind::Generic
+                    | SpecKind::MatMul {
+                        accumulate: false,
+                        ..
+                    }
             )
         {
             self.report(

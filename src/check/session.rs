@@ -282,7 +282,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::For(_)
         | StmtKind::If(_)
         | StmtKind::Sync
-        | StmtKind::AsyncCommit
-        | StmtKind::AsyncWait(_) => Shown::Nothing,
+        | StmtKind::Commit(_)
+        | StmtKind::Wait(..) => Shown::Nothing,
     }
 }

@@ -7,7 +7,9 @@
 use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
 use crate::ir::{self, NamedSpan};
-use crate::syntax::ast::{self, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind};
+use crate::syntax::ast::{
+    self, AsyncQueue, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
+};
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, LoopInfo, Namespace, Poisoned};
@@ -59,8 +61,10 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::For(_) => Some("`for`"),
         StmtKind::If(_) => Some("`if`"),
         StmtKind::Sync => Some("`sync`"),
-        StmtKind::AsyncCommit => Some("`async_commit`"),
-        StmtKind::AsyncWait(_) => Some("`async_wait`"),
+        StmtKind::Commit(AsyncQueue::Copies) => Some("`async_commit`"),
+        StmtKind::Commit(AsyncQueue::Mma) => Some("`mma_commit`"),
+        StmtKind::Wait(AsyncQueue::Copies, _) => Some("`async_wait`"),
+        StmtKind::Wait(AsyncQueue::Mma, _) => Some("`mma_wait`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
     }
 }
@@ -139,8 +143,8 @@ impl Checker {
             StmtKind::For(_)
             | StmtKind::If(_)
             | StmtKind::Sync
-            | StmtKind::AsyncCommit
-            | StmtKind::AsyncWait(_) => {
+            | StmtKind::Commit(_)
+            | StmtKind::Wait(..) => {
                 let what = control_name(&stmt.kind).unwrap_or("this statement");
                 self.report(
                     Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
@@ -182,8 +186,11 @@ impl Checker {
             StmtKind::For(for_loop) => self.for_loop(for_loop, stmt.span),
             StmtKind::If(if_stmt) => self.if_stmt(if_stmt, stmt.span),
             StmtKind::Sync => Some(ir::Stmt::Sync(stmt.span)),
-            StmtKind::AsyncCommit => Some(ir::Stmt::AsyncCommit(stmt.span)),
-            StmtKind::AsyncWait(count) => self.async_wait(count, stmt.span),
+            StmtKind::Commit(queue) => Some(ir::Stmt::Commit {
+                queue: *queue,
+                span: stmt.span,
+            }),
+            StmtKind::Wait(queue, count) => self.wait(*queue, count, stmt.span),
         }
     }
 
@@ -230,8 +237,12 @@ impl Checker {
             ast::SpecKind::Move { asynchronous } => ir::SpecKind::Move {
                 asynchronous: *asynchronous,
             },
-            ast::SpecKind::MatMul { overwrite } => ir::SpecKind::MatMul {
+            ast::SpecKind::MatMul {
+                overwrite,
+                asynchronous,
+            } => ir::SpecKind::MatMul {
                 accumulate: !overwrite,
+                asynchronous: *asynchronous,
             },
             ast::SpecKind::UnaryPointwise(op) => ir::SpecKind::Unary(unary(*op)),
             ast::SpecKind::BinaryPointwise(op) => ir::SpecKind::Binary(binary(*op)),
@@ -393,17 +404,24 @@ impl Checker {
         }
     }
 
-    fn async_wait(&mut self, count: &IntExpr, span: Span) -> Option<ir::Stmt> {
-        let value = self
-            .constant(count, "the number of pending copy groups")
-            .ok()?;
+    fn wait(&mut self, queue: AsyncQueue, count: &IntExpr, span: Span) -> Option<ir::Stmt> {
+        let what = match queue {
+            AsyncQueue::Copies => "the number of pending copy groups",
+            AsyncQueue::Mma => "the number of pending groups of matrix multiplies",
+        };
+        let value = self.constant(count, what).ok()?;
         match u32::try_from(value) {
-            Ok(pending) => Some(ir::Stmt::AsyncWait { pending, span }),
+            Ok(pending) => Some(ir::Stmt::Wait {
+                queue,
+                pending,
+                span,
+            }),
             Err(_) => {
+                let keyword = queue.wait_keyword();
                 self.report(
-                    Diagnostic::error(codes::ASYNC_WAIT, format!("`async_wait({value})`"), count.span)
-                        .with_label("the number of copy groups left pending: 0 to 4294967295")
-                        .with_help("`async_wait(0)` waits for every copy; `async_wait(1)` leaves the newest group in flight"),
+                    Diagnostic::error(codes::ASYNC_WAIT, format!("`{keyword}({value})`"), count.span)
+                        .with_label(format!("the number of {} left pending: 0 to 4294967295", queue.groups()))
+                        .with_help(format!("`{keyword}(0)` waits for every group; `{keyword}(1)` leaves the newest group in flight")),
                 );
                 None
             }

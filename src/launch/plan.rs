@@ -236,7 +236,7 @@ fn check_requirement(
 fn roles(kernel: &Kernel) -> Vec<Role> {
     let root = &kernel.root;
     let accumulates = match root.kind {
-        SpecKind::MatMul { accumulate } => accumulate,
+        SpecKind::MatMul { accumulate, .. } => accumulate,
         SpecKind::Move { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)

@@ -201,13 +201,14 @@ pub fn spec_kind(kind: &SpecKind) -> String {
                 "Move".into()
             }
         }
-        SpecKind::MatMul { accumulate } => {
-            if *accumulate {
-                "MatMul".into()
-            } else {
-                "MatMul<overwrite>".into()
-            }
-        }
+        SpecKind::MatMul {
+            accumulate,
+            asynchronous,
+        } => match (accumulate, asynchronous) {
+            (false, _) => "MatMul<overwrite>".into(),
+            (true, true) => "MatMul<async>".into(),
+            (true, false) => "MatMul".into(),
+        },
         SpecKind::Unary(op) => format!("UnaryPointwise<{}>", unary_name(*op)),
         SpecKind::Binary(op) => format!("BinaryPointwise<{}>", binary_name(*op)),
         SpecKind::Reduction { op, axes } => {
@@ -336,11 +337,11 @@ fn body_text(kernel: &Kernel, names: &Names, body: &[Stmt], depth: usize, out: &
             Stmt::Sync(_) => {
                 let _ = writeln!(out, "{indent}sync");
             }
-            Stmt::AsyncCommit(_) => {
-                let _ = writeln!(out, "{indent}async_commit");
+            Stmt::Commit { queue, .. } => {
+                let _ = writeln!(out, "{indent}{}", queue.commit_keyword());
             }
-            Stmt::AsyncWait { pending, .. } => {
-                let _ = writeln!(out, "{indent}async_wait({pending})");
+            Stmt::Wait { queue, pending, .. } => {
+                let _ = writeln!(out, "{indent}{}({pending})", queue.wait_keyword());
             }
         }
     }

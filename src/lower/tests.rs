@@ -107,7 +107,10 @@ fn dot_loop() -> crate::ir::Kernel {
         (0, 64, 1),
         false,
         vec![atomic(
-            SpecKind::MatMul { accumulate: true },
+            SpecKind::MatMul {
+                accumulate: true,
+                asynchronous: false,
+            },
             vec![c_elem],
             vec![a_elem, b_elem],
             group(&[]),
@@ -222,8 +225,15 @@ fn swizzled_copy() -> crate::ir::Kernel {
     let span = crate::diag::Span::DUMMY;
     k.finish(vec![
         for_loop(pass, (0, 4, 1), false, vec![to_shared]),
-        crate::ir::Stmt::AsyncCommit(span),
-        crate::ir::Stmt::AsyncWait { pending: 0, span },
+        crate::ir::Stmt::Commit {
+            queue: crate::ir::AsyncQueue::Copies,
+            span,
+        },
+        crate::ir::Stmt::Wait {
+            queue: crate::ir::AsyncQueue::Copies,
+            pending: 0,
+            span,
+        },
         crate::ir::Stmt::Sync(span),
         for_loop(pass, (0, 4, 1), false, vec![to_global]),
     ])

@@ -137,7 +137,7 @@ impl Contract {
                 ));
             }
             SpecKind::Move { .. } => ContractKind::Move,
-            SpecKind::MatMul { accumulate } => ContractKind::MatMul(MatMulShape {
+            SpecKind::MatMul { accumulate, .. } => ContractKind::MatMul(MatMulShape {
                 m: 0,
                 n: 0,
                 k: 0,

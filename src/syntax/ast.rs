@@ -145,10 +145,56 @@ pub enum StmtKind {
     If(IfStmt),
     /// `sync`: a barrier of the block's threads.
     Sync,
-    /// `async_commit`: closes the current group of asynchronous copies.
-    AsyncCommit,
-    /// `async_wait(N)`: waits until at most N copy groups are pending.
-    AsyncWait(IntExpr),
+    /// `async_commit` / `mma_commit`: closes the current group of the
+    /// queue's asynchronous operations.
+    Commit(AsyncQueue),
+    /// `async_wait(N)` / `mma_wait(N)`: waits until at most N of the
+    /// queue's groups are pending.
+    Wait(AsyncQueue, IntExpr),
+}
+
+/// The asynchronous operations a thread issues and later waits for, each
+/// kind grouped and counted on its own.
+///
+/// Rule: `commit` closes the group of the queue's operations issued since the
+/// last commit; `wait(N)` returns once at most N of the queue's committed
+/// groups are still in flight. The queues do not order each other.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AsyncQueue {
+    /// `Move<async>` copies (`cp.async`): `async_commit`, `async_wait(N)`.
+    Copies,
+    /// Warpgroup `MatMul<async>` (`wgmma.mma_async`): `mma_commit`,
+    /// `mma_wait(N)`.
+    Mma,
+}
+
+impl AsyncQueue {
+    /// Both queues, in keyword order.
+    pub const ALL: [AsyncQueue; 2] = [AsyncQueue::Copies, AsyncQueue::Mma];
+
+    /// The keyword that closes a group.
+    pub fn commit_keyword(self) -> &'static str {
+        match self {
+            AsyncQueue::Copies => "async_commit",
+            AsyncQueue::Mma => "mma_commit",
+        }
+    }
+
+    /// The keyword that waits for groups.
+    pub fn wait_keyword(self) -> &'static str {
+        match self {
+            AsyncQueue::Copies => "async_wait",
+            AsyncQueue::Mma => "mma_wait",
+        }
+    }
+
+    /// What the queue's groups hold, in words.
+    pub fn groups(self) -> &'static str {
+        match self {
+            AsyncQueue::Copies => "copy groups",
+            AsyncQueue::Mma => "groups of warpgroup matrix multiplies",
+        }
+    }
 }
 
 /// A tensor declaration or definition.
@@ -481,10 +527,13 @@ pub enum SpecKind {
         /// `<async>`: asks for `cp.async`.
         asynchronous: bool,
     },
-    /// `MatMul` or `MatMul<overwrite>`.
+    /// `MatMul`, `MatMul<overwrite>` or `MatMul<async>`.
     MatMul {
         /// `<overwrite>`: `C = A·B` instead of `C += A·B`.
         overwrite: bool,
+        /// `<async>`: issued without waiting for it (`mma_commit`,
+        /// `mma_wait`).
+        asynchronous: bool,
     },
     /// `UnaryPointwise<op>`.
     UnaryPointwise(UnaryOp),

@@ -138,9 +138,9 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
             }
         }
         StmtKind::Sync => out.push_str("sync"),
-        StmtKind::AsyncCommit => out.push_str("async_commit"),
-        StmtKind::AsyncWait(count) => {
-            let _ = write!(out, "async_wait({count})");
+        StmtKind::Commit(queue) => out.push_str(queue.commit_keyword()),
+        StmtKind::Wait(queue, count) => {
+            let _ = write!(out, "{}({count})", queue.wait_keyword());
         }
     }
     out.push('\n');
@@ -366,11 +366,21 @@ impl Display for SpecKind {
         f.write_str(self.name())?;
         match self {
             SpecKind::Move { asynchronous: true } => f.write_str("<async>"),
-            SpecKind::MatMul { overwrite: true } => f.write_str("<overwrite>"),
+            SpecKind::MatMul {
+                overwrite: true,
+                asynchronous: _,
+            } => f.write_str("<overwrite>"),
+            SpecKind::MatMul {
+                overwrite: false,
+                asynchronous: true,
+            } => f.write_str("<async>"),
             SpecKind::Move {
                 asynchronous: false,
             }
-            | SpecKind::MatMul { overwrite: false }
+            | SpecKind::MatMul {
+                overwrite: false,
+                asynchronous: false,
+            }
             | SpecKind::Generic => Ok(()),
             SpecKind::UnaryPointwise(op) => write!(f, "<{}>", op.name()),
             SpecKind::BinaryPointwise(op) => write!(f, "<{}>", op.name()),

@@ -32,12 +32,23 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
     let (rest, (name, name_span)) = word(input)?;
     let (rest, kind) = match name {
         "Move" => {
-            let (rest, flag) = flag_parameter(rest, "Move", "async")?;
-            (rest, SpecKind::Move { asynchronous: flag })
+            let (rest, flag) = flag_parameter(rest, "Move", &["async"])?;
+            (
+                rest,
+                SpecKind::Move {
+                    asynchronous: flag.is_some(),
+                },
+            )
         }
         "MatMul" => {
-            let (rest, flag) = flag_parameter(rest, "MatMul", "overwrite")?;
-            (rest, SpecKind::MatMul { overwrite: flag })
+            let (rest, flag) = flag_parameter(rest, "MatMul", &["overwrite", "async"])?;
+            (
+                rest,
+                SpecKind::MatMul {
+                    overwrite: flag == Some("overwrite"),
+                    asynchronous: flag == Some("async"),
+                },
+            )
         }
         "UnaryPointwise" => {
             let (rest, op) = operator_parameter(rest, name, name_span, &UnaryOp::ALL)?;
@@ -137,20 +148,22 @@ fn unknown_kind(name: &str, span: Span) -> Diagnostic {
     }
 }
 
-/// `<flag>` or nothing, for `Move<async>` and `MatMul<overwrite>`.
+/// `<flag>` or nothing, for `Move<async>` and `MatMul<overwrite>` /
+/// `MatMul<async>`: which of `flags` was given, if any.
 fn flag_parameter<'s>(
     input: Input<'s>,
     kind: &'static str,
-    flag: &'static str,
-) -> PResult<'s, bool> {
+    flags: &[&'static str],
+) -> PResult<'s, Option<&'static str>> {
     if !at_params(&input) {
-        return Ok((input, false));
+        return Ok((input, None));
     }
     let (rest, _) = sym("<").parse(input)?;
     let (rest, (found, span)) = cut(expect("a parameter", None, word))
         .parse(rest)
         .map_err(params_code)?;
-    if found != flag {
+    let Some(flag) = flags.iter().find(|flag| **flag == found) else {
+        let choices: Vec<String> = flags.iter().map(|flag| format!("`<{flag}>`")).collect();
         return fail(
             Diagnostic::error(
                 codes::SPEC_PARAMS,
@@ -158,11 +171,14 @@ fn flag_parameter<'s>(
                 span,
             )
             .with_label("unknown parameter")
-            .with_help(format!("`{kind}` takes no parameter, or `<{flag}>`")),
+            .with_help(format!(
+                "`{kind}` takes no parameter, or {}",
+                choices.join(" or ")
+            )),
         );
-    }
+    };
     let (rest, _) = cut(sym(">")).parse(rest).map_err(params_code)?;
-    Ok((rest, true))
+    Ok((rest, Some(*flag)))
 }
 
 /// `<op>` for the pointwise kinds, `op` one of `ops`.

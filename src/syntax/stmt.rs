@@ -7,8 +7,8 @@ use nom::{Err, Input as _, Parser};
 
 use super::arith::{at_wildcard, cond, int_expr};
 use super::ast::{
-    Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name, SPEC_KIND_NAMES, Stmt, StmtKind,
-    TensorDef,
+    AsyncQueue, Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name, SPEC_KIND_NAMES,
+    Stmt, StmtKind, TensorDef,
 };
 use super::error::{SyntaxError, codes};
 use super::expr::{expr, pattern};
@@ -21,7 +21,7 @@ use super::token::TokenKind;
 use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
-const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`";
+const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`";
 const FOR_HELP: &str = "a loop header reads `for (k = 0; k < N; k += 1)`";
 
 /// `{ statements }`; an unclosed block is reported and ends at the input's
@@ -130,7 +130,15 @@ fn starts_statement(kind: TokenKind, text: &str) -> bool {
         TokenKind::Tensor | TokenKind::Group | TokenKind::Index => true,
         TokenKind::Word => matches!(
             text,
-            "for" | "if" | "sync" | "async_commit" | "async_wait" | "kernel" | "const"
+            "for"
+                | "if"
+                | "sync"
+                | "async_commit"
+                | "async_wait"
+                | "mma_commit"
+                | "mma_wait"
+                | "kernel"
+                | "const"
         ),
         TokenKind::Int | TokenKind::Float | TokenKind::Punct | TokenKind::Unknown => false,
     }
@@ -152,18 +160,11 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
         _ if at_keyword(&input, "for") => for_loop(input)?,
         _ if at_keyword(&input, "if") => if_statement(input)?,
         _ if at_keyword(&input, "sync") => (keyword("sync").parse(input)?.0, StmtKind::Sync),
-        _ if at_keyword(&input, "async_commit") => (
-            keyword("async_commit").parse(input)?.0,
-            StmtKind::AsyncCommit,
+        _ if let Some(queue) = commit_queue(&input) => (
+            keyword(queue.commit_keyword()).parse(input)?.0,
+            StmtKind::Commit(queue),
         ),
-        _ if at_keyword(&input, "async_wait") => {
-            let (rest, _) = keyword("async_wait").parse(input)?;
-            let help = Some("write `async_wait(N)`: wait until at most N copy groups are pending");
-            let (rest, open) = cut(expect("`(`", help, sym("("))).parse(rest)?;
-            let (rest, count) = cut(expect("a number of groups", help, int_expr)).parse(rest)?;
-            let (rest, _) = cut(super::expr::closing(")", open)).parse(rest)?;
-            (rest, StmtKind::AsyncWait(count))
-        }
+        _ if let Some(queue) = wait_queue(&input) => wait(input, queue)?,
         _ => return fail(not_a_statement(input)),
     };
     Ok((
@@ -552,4 +553,34 @@ fn if_statement(input: Input) -> PResult<StmtKind> {
             }),
         ));
     }
+}
+
+/// The queue whose commit keyword starts `input`, if any.
+fn commit_queue(input: &Input) -> Option<AsyncQueue> {
+    AsyncQueue::ALL
+        .into_iter()
+        .find(|queue| at_keyword(input, queue.commit_keyword()))
+}
+
+/// The queue whose wait keyword starts `input`, if any.
+fn wait_queue(input: &Input) -> Option<AsyncQueue> {
+    AsyncQueue::ALL
+        .into_iter()
+        .find(|queue| at_keyword(input, queue.wait_keyword()))
+}
+
+/// `async_wait(N)` or `mma_wait(N)`.
+fn wait(input: Input, queue: AsyncQueue) -> PResult<StmtKind> {
+    let (rest, _) = keyword(queue.wait_keyword()).parse(input)?;
+    let help = match queue {
+        AsyncQueue::Copies => "write `async_wait(N)`: wait until at most N copy groups are pending",
+        AsyncQueue::Mma => {
+            "write `mma_wait(N)`: wait until at most N groups of warpgroup matrix multiplies are pending"
+        }
+    };
+    let help = Some(help);
+    let (rest, open) = cut(expect("`(`", help, sym("("))).parse(rest)?;
+    let (rest, count) = cut(expect("a number of groups", help, int_expr)).parse(rest)?;
+    let (rest, _) = cut(super::expr::closing(")", open)).parse(rest)?;
+    Ok((rest, StmtKind::Wait(queue, count)))
 }

@@ -148,8 +148,8 @@ impl StripSpans for Stmt {
                 }
                 if_stmt.otherwise.clear_spans();
             }
-            StmtKind::AsyncWait(count) => count.clear_spans(),
-            StmtKind::Sync | StmtKind::AsyncCommit => {}
+            StmtKind::Wait(_, count) => count.clear_spans(),
+            StmtKind::Sync | StmtKind::Commit(_) => {}
         }
     }
 }

@@ -10,7 +10,7 @@ fn stmt(src: &str) -> Stmt {
 
 fn int(src: &str) -> IntExpr {
     match stmt(&format!("async_wait({src})")).kind {
-        StmtKind::AsyncWait(value) => value,
+        StmtKind::Wait(_, value) => value,
         other => panic!("{other:?}"),
     }
 }
@@ -105,7 +105,17 @@ fn every_spec_kind_and_its_parameters() {
         ),
         (
             "%a <- MatMul<overwrite><<<#b, #t>>>(%x, %y)",
-            SpecKind::MatMul { overwrite: true },
+            SpecKind::MatMul {
+                overwrite: true,
+                asynchronous: false,
+            },
+        ),
+        (
+            "%a <- MatMul<async><<<#b, #t>>>(%x, %y)",
+            SpecKind::MatMul {
+                overwrite: false,
+                asynchronous: true,
+            },
         ),
         (
             "%a <- UnaryPointwise<rsqrt><<<#b, #t>>>(%x)",

@@ -34,7 +34,7 @@ fn atomic_specs(stmts: &[Stmt]) -> Vec<&SpecStmt> {
                 out.extend(atomic_specs(&if_stmt.then_body));
                 out.extend(atomic_specs(&if_stmt.else_body));
             }
-            Stmt::Sync(_) | Stmt::AsyncCommit(_) | Stmt::AsyncWait { .. } => {}
+            Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => {}
         }
     }
     out
@@ -145,7 +145,13 @@ fn the_papers_row_major_grouping_gives_its_cuda_addresses() {
 #[test]
 fn simple_gemm_checks_with_its_abi() {
     let k = kernel("simple_gemm.gph", &example("simple_gemm.gph"));
-    assert_eq!(k.root.kind, SpecKind::MatMul { accumulate: true });
+    assert_eq!(
+        k.root.kind,
+        SpecKind::MatMul {
+            accumulate: true,
+            asynchronous: false,
+        }
+    );
     assert!(has_checkable_contract(&k.root.kind));
     let params: Vec<&str> = k
         .params

@@ -412,7 +412,7 @@ pub fn emit(
 
 fn accumulates(request: &Request) -> bool {
     match request.kind {
-        SpecKind::MatMul { accumulate } => accumulate,
+        SpecKind::MatMul { accumulate, .. } => accumulate,
         SpecKind::Move { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)

@@ -203,7 +203,10 @@ fn mma_checks_fragment_shapes_and_types() {
         vec![level(&[2, 1], &[2, 2]), level(&[1, 2], &[2, 1])],
         Scalar::Fp32,
     );
-    let matmul = SpecKind::MatMul { accumulate: true };
+    let matmul = SpecKind::MatMul {
+        accumulate: true,
+        asynchronous: false,
+    };
     let r = request(
         matmul.clone(),
         Unit::Warp,
@@ -234,14 +237,20 @@ fn mma_checks_fragment_shapes_and_types() {
 fn scalar_fma_loads_and_stores_memory_operands() {
     let gl = |base| view(vec![level(&[], &[])], Scalar::Fp16, Memory::Global, base);
     let r = request(
-        SpecKind::MatMul { accumulate: true },
+        SpecKind::MatMul {
+            accumulate: true,
+            asynchronous: false,
+        },
         Unit::Thread,
         vec![gl(tid())],
         vec![gl(Expr::Const(0)), gl(Expr::Const(1))],
     );
     assert_eq!(names_of(&r).unwrap(), "fma.rn.f16");
     let r = request(
-        SpecKind::MatMul { accumulate: true },
+        SpecKind::MatMul {
+            accumulate: true,
+            asynchronous: false,
+        },
         Unit::Warp,
         vec![gl(tid())],
         vec![gl(Expr::Const(0)), gl(Expr::Const(1))],
@@ -275,7 +284,10 @@ fn mma_fragments_compare_up_to_unit_extents() {
         vec![level(&[2, 1], &[2, 2]), level(&[1, 2], &[2, 1])],
         Scalar::Fp32,
     );
-    let matmul = SpecKind::MatMul { accumulate: true };
+    let matmul = SpecKind::MatMul {
+        accumulate: true,
+        asynchronous: false,
+    };
     // B indexed out of a [4,2] register tensor: [2].[2,1], slots 4..7.
     let b_second = view(
         vec![level(&[2], &[2]), level(&[2, 1], &[1, 8])],
