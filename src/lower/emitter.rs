@@ -191,17 +191,22 @@ impl<'c> Emitter<'c> {
         })
     }
 
-    /// Declares a static shared array.
-    pub fn shared_array(&mut self, name: &str, bytes: u32) -> Result<Symbol, LowerError> {
+    /// Declares a static shared array aligned to `align` bytes.
+    pub fn shared_array(
+        &mut self,
+        name: &str,
+        bytes: u32,
+        align: u32,
+    ) -> Result<Symbol, LowerError> {
         self.builder
-            .shared_array(name, bytes, None)
+            .shared_array(name, bytes, Some(align))
             .map_err(|error| self.ptx_error(error))
     }
 
-    /// Declares the dynamic shared array.
-    pub fn dynamic_shared(&mut self, name: &str) -> Result<Symbol, LowerError> {
+    /// Declares the dynamic shared array aligned to `align` bytes.
+    pub fn dynamic_shared(&mut self, name: &str, align: u32) -> Result<Symbol, LowerError> {
         self.builder
-            .dynamic_shared(name, None)
+            .dynamic_shared(name, Some(align))
             .map_err(|error| self.ptx_error(error))
     }
 

@@ -12,8 +12,8 @@ use super::error::LowerError;
 use super::irtext::Names;
 use super::prove::{Prover, group_size};
 use super::registers::RegisterFile;
-use super::shared::{SharedPlan, plan_shared, unique_name};
-use crate::ir::{Buffer, BufferId, BufferKind, Kernel};
+use super::shared::{SLICE_ALIGN, SharedPlan, plan_shared, unique_name};
+use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
 use crate::ptx::{Catalogue, Entry, ParamType};
 
 /// Where a buffer's elements live, as the lowering addresses them.
@@ -60,6 +60,13 @@ pub struct KernelLowering<'a, 'c> {
     pub errors: Vec<LowerError>,
     /// Threads per block.
     pub block_size: i64,
+    /// Whether the last instruction that touched registers was a warpgroup
+    /// multiply (`wgmma`), so that the next one needs no `wgmma.fence`.
+    pub wgmma_batch_open: bool,
+    /// Whether some atomic `MatMul` reads shared memory (`wgmma`, through
+    /// the async proxy): then the copies `async_wait` completes are fenced
+    /// for it (`fence.proxy.async`).
+    pub async_proxy_reads: bool,
 }
 
 /// Lowers `kernel` into an entry. `taken` holds the names already used at
@@ -175,6 +182,8 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             unrolled: BTreeMap::new(),
             errors: Vec::new(),
             block_size,
+            wgmma_batch_open: false,
+            async_proxy_reads: reads_shared_in_matmul(std::slice::from_ref(&kernel.root)),
         })
     }
 
@@ -190,11 +199,12 @@ fn declare_shared(
     storage: &mut [Storage],
 ) -> Result<(), LowerError> {
     if plan.dynamic {
-        out.dynamic_shared(&plan.dynamic_array)?;
+        let align = plan.slots.iter().map(|slot| slot.align).max();
+        out.dynamic_shared(&plan.dynamic_array, align.unwrap_or(SLICE_ALIGN))?;
     }
     for slot in &plan.slots {
         if !plan.dynamic {
-            out.shared_array(&slot.array, slot.bytes)?;
+            out.shared_array(&slot.array, slot.bytes, slot.align)?;
         }
         storage[slot.buffer.0 as usize] = Storage::Shared {
             array: slot.array.clone(),
@@ -211,5 +221,32 @@ fn buffer(kernel: &Kernel, id: BufferId) -> Result<&Buffer, LowerError> {
             format!("buffer number {} does not exist", id.0),
             "this is a checker bug: views name buffers of their kernel",
         )
+    })
+}
+
+/// Whether any atomic `MatMul` among `specs` and their bodies reads an
+/// operand from shared memory.
+fn reads_shared_in_matmul(specs: &[SpecStmt]) -> bool {
+    specs.iter().any(|spec| match &spec.body {
+        None => {
+            matches!(spec.kind, SpecKind::MatMul { .. })
+                && spec
+                    .inputs
+                    .iter()
+                    .any(|view| view.ty.memory == Memory::Shared)
+        }
+        Some(body) => body_reads_shared_in_matmul(body),
+    })
+}
+
+fn body_reads_shared_in_matmul(body: &[Stmt]) -> bool {
+    body.iter().any(|stmt| match stmt {
+        Stmt::Spec(spec) => reads_shared_in_matmul(std::slice::from_ref(spec)),
+        Stmt::For(each) => body_reads_shared_in_matmul(&each.body),
+        Stmt::If(branch) => {
+            body_reads_shared_in_matmul(&branch.then_body)
+                || body_reads_shared_in_matmul(&branch.else_body)
+        }
+        Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }

@@ -1,5 +1,7 @@
 //! Stage 3, lowering: shared-memory allocation. Every `SH` buffer of a
-//! kernel gets a 128-byte-aligned slice; up to 48 KiB in all they are static
+//! kernel gets a slice aligned to 128 bytes, or to its swizzle's period
+//! when that is longer (hardware that swizzles by address, `wgmma`'s
+//! shared-memory descriptors, sees the same pattern as the layout); up to 48 KiB in all they are static
 //! `.shared` arrays (one per buffer, named after it), above that one dynamic
 //! `extern .shared` array holds every slice and a launcher must pass its size
 //! ([`dynamic_shared_bytes`]).
@@ -8,6 +10,7 @@ use std::collections::BTreeSet;
 
 use super::error::LowerError;
 use crate::ir::{BufferId, BufferKind, Kernel};
+use crate::layout::Swizzle;
 use crate::ptx::Arch;
 use crate::ptx::builder::MAX_STATIC_SHARED_BYTES;
 
@@ -25,12 +28,15 @@ pub struct SharedSlot {
     pub offset: u32,
     /// Its size in bytes (before rounding up to the slice alignment).
     pub bytes: u32,
+    /// Its first byte's alignment: [`SLICE_ALIGN`], or the swizzle's period
+    /// in bytes when larger.
+    pub align: u32,
 }
 
 /// The shared memory of one kernel.
 ///
 /// Rule: slices do not overlap and each starts at a multiple of
-/// [`SLICE_ALIGN`]; `dynamic` is true exactly when `total` exceeds the
+/// its `align` (a multiple of [`SLICE_ALIGN`]); `dynamic` is true exactly when `total` exceeds the
 /// static limit, and then every slot is in the one array `dynamic_array`.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct SharedPlan {
@@ -88,7 +94,8 @@ pub fn plan_shared(
             .and_then(|n| n.checked_mul(u64::from(buffer.ty.scalar.bytes())))
             .filter(|bytes| *bytes <= u64::from(u32::MAX))
             .ok_or_else(|| too_much(kernel, u64::MAX, arch))?;
-        let offset = total;
+        let align = slice_align(buffer.ty.swizzle, buffer.ty.scalar.bytes());
+        let offset = round_up(total, u64::from(align));
         total = offset + round_up(bytes, u64::from(SLICE_ALIGN));
         if total > shared_limit(arch) {
             return Err(too_much(kernel, total, arch));
@@ -98,6 +105,7 @@ pub fn plan_shared(
             array: unique_name(&format!("smem_{}", buffer.name), taken),
             offset: offset as u32,
             bytes: bytes as u32,
+            align,
         });
     }
     let dynamic = total > u64::from(MAX_STATIC_SHARED_BYTES);
@@ -133,6 +141,22 @@ fn too_much(kernel: &Kernel, bytes: u64, arch: Option<Arch>) -> LowerError {
         limit: shared_limit(arch),
         target: arch.map_or_else(|| "any target".to_string(), |arch| arch.to_string()),
     }
+}
+
+/// The alignment of a buffer's slice: [`SLICE_ALIGN`], raised to the
+/// period of its swizzle — `Swizzle<B,M,S>` reads offset bits up to
+/// `M + B + max(S, 0)`, so it repeats every `2^(M+B+max(S,0))` elements —
+/// so that the pattern of offsets from the slice is the pattern of
+/// addresses too; at most 1024 bytes, the longest period a hardware
+/// swizzle has (`wgmma`'s 128-byte mode) and the most PTX aligns.
+pub fn slice_align(swizzle: Option<Swizzle>, element_bytes: u32) -> u32 {
+    let period = swizzle
+        .filter(|swizzle| !swizzle.is_identity())
+        .map_or(1u64, |swizzle| {
+            let bits = swizzle.base() + swizzle.bits() + swizzle.shift().max(0);
+            (1u64 << bits.clamp(0, 20)) * u64::from(element_bytes)
+        });
+    period.clamp(u64::from(SLICE_ALIGN), 1024) as u32
 }
 
 fn round_up(value: u64, to: u64) -> u64 {
