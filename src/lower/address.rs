@@ -39,12 +39,42 @@ pub fn swizzle_expr(x: Expr, swizzle: Swizzle) -> Expr {
 impl KernelLowering<'_, '_> {
     /// The address of element `element` of the memory operand `op`.
     pub fn address(&mut self, op: &OperandInfo, element: usize) -> Result<Address, LowerError> {
+        self.element_address(op, element, true)
+    }
+
+    /// The shared-window address of element 0 of the shared operand `op`
+    /// as if its buffer were not swizzled, in a register: what hardware
+    /// that applies the swizzle to addresses itself (`wgmma`'s matrix
+    /// descriptors) starts from.
+    pub fn unswizzled_shared_address(&mut self, op: &OperandInfo) -> Result<Reg, LowerError> {
+        let address = self.element_address(op, 0, false)?;
+        let base = match address.base {
+            AddressBase::Reg(reg) => reg,
+            AddressBase::Symbol(symbol) => self.shared_base(&symbol)?,
+        };
+        if address.offset == 0 {
+            return Ok(base);
+        }
+        let sum = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "add.u32",
+            vec![sum.into(), base.into(), imm(address.offset)],
+        )?;
+        Ok(sum)
+    }
+
+    fn element_address(
+        &mut self,
+        op: &OperandInfo,
+        element: usize,
+        swizzled: bool,
+    ) -> Result<Address, LowerError> {
         let place = op
             .memory_place()
             .map_err(|reason| LowerError::unsupported(op.span, reason, "this is a lowering bug"))?;
         let offset = Expr::add(place.base.clone(), place.offsets[element].clone());
         let offset = self.out.prover.simplify(&offset);
-        let swizzle = place.swizzle;
+        let swizzle = place.swizzle.filter(|_| swizzled);
         let scale = op.scalar.bytes();
         match self.storage[op.buffer.0 as usize].clone() {
             Storage::Global { param } => {

@@ -16,6 +16,10 @@ pub enum Unit {
     /// One hardware warp: the innermost level reaches lanes 0–31 exactly,
     /// and every unit starts at a multiple of 32.
     Warp,
+    /// One Hopper warpgroup: the innermost level reaches threads 0–127
+    /// exactly, and every unit starts at a multiple of 128 (four warps whose
+    /// warp ids are consecutive from a multiple of 4).
+    Warpgroup,
     /// A Volta quad pair `[(4,2) : (1,16)]`: lanes `4q..4q+3` and
     /// `4q+16..4q+19`, coordinate `(t, h)` at lane `4q + t + 16h`.
     QuadPair,
@@ -52,6 +56,7 @@ impl GroupInfo {
         match &self.unit {
             Unit::Thread => "each thread alone".into(),
             Unit::Warp => "a whole warp".into(),
+            Unit::Warpgroup => "a warpgroup".into(),
             Unit::QuadPair => "a quad pair".into(),
             Unit::Lanes { masks } => format!("{} lanes of a warp", 1usize << masks.len()),
             Unit::Other(reason) => reason.clone(),
@@ -86,6 +91,17 @@ fn unit_of(group: &GroupType, block: i64) -> Unit {
             Unit::Other("a set of 32 threads that is not one hardware warp".into())
         };
     }
+    if sorted == (0..128).collect::<Vec<_>>() {
+        return if block % 128 != 0 {
+            Unit::Other(format!(
+                "128 threads, but the block's {block} threads are not whole warpgroups"
+            ))
+        } else if bases.iter().all(|base| base % 128 == 0) {
+            Unit::Warpgroup
+        } else {
+            Unit::Other("a set of 128 threads that is not one warpgroup".into())
+        };
+    }
     if lanes == [0, 1, 2, 3, 16, 17, 18, 19]
         && whole_warps
         && bases
@@ -110,8 +126,8 @@ fn unit_of(group: &GroupType, block: i64) -> Unit {
         return Unit::Lanes { masks };
     }
     Unit::Other(format!(
-        "a unit of threads {{{}}}: not one thread, a warp, a quad pair or an aligned \
-         power-of-two set of lanes",
+        "a unit of threads {{{}}}: not one thread, a warp, a warpgroup, a quad pair or an \
+         aligned power-of-two set of lanes",
         lanes
             .iter()
             .take(12)
@@ -184,6 +200,23 @@ mod tests {
             Unit::Other(_)
         ));
         assert!(matches!(unit(&[(&[32], &[1])], 48), Unit::Other(_)));
+    }
+
+    #[test]
+    fn warpgroups_are_four_aligned_warps() {
+        assert_eq!(unit(&[(&[128], &[1])], 128), Unit::Warpgroup);
+        assert_eq!(
+            unit(&[(&[2], &[128]), (&[128], &[1])], 256),
+            Unit::Warpgroup
+        );
+        // Four warps in another order still reach threads 0..127.
+        assert_eq!(unit(&[(&[32, 4], &[1, 32])], 128), Unit::Warpgroup);
+        // Starting at warp 2 straddles two warpgroups.
+        assert!(matches!(
+            unit(&[(&[2], &[64]), (&[128], &[1])], 192),
+            Unit::Other(_)
+        ));
+        assert!(matches!(unit(&[(&[128], &[1])], 160), Unit::Other(_)));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::isel;
 use super::kernel::KernelLowering;
 use crate::diag::Span;
 use crate::expr::{Expr, Var};
-use crate::ir::{CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
+use crate::ir::{AsyncQueue, CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
 use crate::ptx::{Guard, Reg, RegClass, imm};
 
 /// The most iterations an unrolled loop may have.
@@ -56,21 +56,53 @@ impl KernelLowering<'_, '_> {
     }
 
     fn statement(&mut self, stmt: &Stmt) -> Result<(), LowerError> {
+        if let Stmt::Spec(spec) = stmt {
+            // A warpgroup multiply keeps a batch open; anything else an
+            // atomic spec emits closes it (`isel::lower_atomic`).
+            return self.spec(spec);
+        }
+        // Control flow joins paths and the other statements are not
+        // multiplies: the next warpgroup multiply opens a new batch.
+        self.wgmma_batch_open = false;
+        self.control_statement(stmt)?;
+        self.wgmma_batch_open = false;
+        Ok(())
+    }
+
+    fn control_statement(&mut self, stmt: &Stmt) -> Result<(), LowerError> {
         match stmt {
             Stmt::Spec(spec) => self.spec(spec),
             Stmt::For(each) if each.unroll => self.unrolled_loop(each),
             Stmt::For(each) => self.runtime_loop(each),
             Stmt::If(branch) => self.branch(branch),
             Stmt::Sync(span) => self.single(*span, "sync", "bar.sync", vec![imm(0)]),
-            Stmt::AsyncCommit(span) => {
-                self.single(*span, "async_commit", "cp.async.commit_group", Vec::new())
+            Stmt::Commit { queue, span } => {
+                let instruction = match queue {
+                    AsyncQueue::Copies => "cp.async.commit_group",
+                    AsyncQueue::Mma => "wgmma.commit_group.sync.aligned",
+                };
+                self.single(*span, queue.commit_keyword(), instruction, Vec::new())
             }
-            Stmt::AsyncWait { pending, span } => self.single(
-                *span,
-                &format!("async_wait({pending})"),
-                "cp.async.wait_group",
-                vec![imm(i64::from(*pending))],
-            ),
+            Stmt::Wait {
+                queue,
+                pending,
+                span,
+            } => {
+                let instruction = match queue {
+                    AsyncQueue::Copies => "cp.async.wait_group",
+                    AsyncQueue::Mma => "wgmma.wait_group.sync.aligned",
+                };
+                let text = format!("{}({pending})", queue.wait_keyword());
+                self.single(*span, &text, instruction, vec![imm(i64::from(*pending))])?;
+                match queue {
+                    // The copies that landed were written through the
+                    // generic proxy; `wgmma` reads through the async one.
+                    AsyncQueue::Copies if self.async_proxy_reads => {
+                        self.out.emit("fence.proxy.async.shared::cta", Vec::new())
+                    }
+                    AsyncQueue::Copies | AsyncQueue::Mma => Ok(()),
+                }
+            }
         }
     }
 

@@ -236,7 +236,7 @@ fn expect_warp(request: &Request, unit: Unit) -> Result<(), Reject> {
     }
     let wanted = match unit {
         Unit::QuadPair => "a Volta quad pair, the group `[(4,2) : (1,16)]` innermost",
-        Unit::Thread | Unit::Warp | Unit::Lanes { .. } | Unit::Other(_) => {
+        Unit::Thread | Unit::Warp | Unit::Warpgroup | Unit::Lanes { .. } | Unit::Other(_) => {
             "a whole warp, 32 consecutive threads from a multiple of 32"
         }
     };
@@ -311,7 +311,7 @@ fn check_mma(
 /// of each mode longer than 1, levels without one dropped. `[2].[2,1]` (a
 /// B fragment indexed out of a wider register tensor) is `[2,1].[2,1]`;
 /// `[2,2].[2,1]` is not `[2,2].[1,2]` (its pairs run along the other mode).
-fn essential(levels: &[Vec<i64>]) -> Vec<Vec<(usize, i64)>> {
+pub(super) fn essential(levels: &[Vec<i64>]) -> Vec<Vec<(usize, i64)>> {
     levels
         .iter()
         .map(|level| {
@@ -326,7 +326,7 @@ fn essential(levels: &[Vec<i64>]) -> Vec<Vec<(usize, i64)>> {
         .collect()
 }
 
-fn shape_text(levels: &[Vec<i64>]) -> String {
+pub(super) fn shape_text(levels: &[Vec<i64>]) -> String {
     levels
         .iter()
         .map(|level| {
@@ -360,7 +360,7 @@ pub fn emit(
             let b = lowering.read_words(b)?;
             let c_words = lowering.target_words(c)?;
             let accumulate = match request.kind {
-                SpecKind::MatMul { accumulate } => accumulate,
+                SpecKind::MatMul { accumulate, .. } => accumulate,
                 SpecKind::Move { .. }
                 | SpecKind::Unary(_)
                 | SpecKind::Binary(_)

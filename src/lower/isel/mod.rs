@@ -13,6 +13,7 @@ mod matrix;
 mod memory;
 mod values;
 mod warp;
+mod wgmma;
 
 #[cfg(test)]
 mod tests;
@@ -108,6 +109,8 @@ pub enum Family {
     AsyncMove,
     /// `MatMul`, `MatMul<overwrite>`.
     MatMul,
+    /// `MatMul<async>`.
+    AsyncMatMul,
     /// `UnaryPointwise` and `BinaryPointwise`.
     Pointwise,
     /// `Reduction`.
@@ -125,7 +128,13 @@ pub fn family_of(kind: &SpecKind) -> Option<Family> {
             asynchronous: false,
         } => Some(Family::Move),
         SpecKind::Move { asynchronous: true } => Some(Family::AsyncMove),
-        SpecKind::MatMul { .. } => Some(Family::MatMul),
+        SpecKind::MatMul {
+            asynchronous: false,
+            ..
+        } => Some(Family::MatMul),
+        SpecKind::MatMul {
+            asynchronous: true, ..
+        } => Some(Family::AsyncMatMul),
         SpecKind::Unary(_) | SpecKind::Binary(_) => Some(Family::Pointwise),
         SpecKind::Reduction { .. } => Some(Family::Reduction),
         SpecKind::Shfl { .. } => Some(Family::Shfl),
@@ -147,6 +156,8 @@ pub enum Pattern {
     Arith(arith::ArithPattern),
     /// Shuffles and reductions.
     Warp(warp::WarpPattern),
+    /// Hopper's warpgroup multiply from shared memory.
+    Wgmma(wgmma::WgmmaPattern),
 }
 
 /// What an accepted pattern will emit.
@@ -162,6 +173,8 @@ pub enum Plan {
     Arith(arith::ArithPlan),
     /// A warp plan.
     Warp(warp::WarpPlan),
+    /// A warpgroup multiply's plan.
+    Wgmma(wgmma::WgmmaPlan),
 }
 
 impl Pattern {
@@ -173,6 +186,7 @@ impl Pattern {
             Pattern::Matrix(p) => p.name(),
             Pattern::Arith(p) => p.name(),
             Pattern::Warp(p) => p.name(),
+            Pattern::Wgmma(p) => p.name(),
         }
     }
 
@@ -184,6 +198,7 @@ impl Pattern {
             Pattern::Matrix(p) => p.family(),
             Pattern::Arith(p) => p.family(),
             Pattern::Warp(p) => p.family(),
+            Pattern::Wgmma(p) => p.family(),
         }
     }
 
@@ -195,6 +210,7 @@ impl Pattern {
             Pattern::Matrix(p) => p.needs(),
             Pattern::Arith(p) => p.needs(),
             Pattern::Warp(_) => Sm(70),
+            Pattern::Wgmma(p) => p.needs(),
         }
     }
 
@@ -216,6 +232,7 @@ impl Pattern {
             Pattern::Matrix(p) => p.check(request),
             Pattern::Arith(p) => p.check(request),
             Pattern::Warp(p) => p.check(request),
+            Pattern::Wgmma(p) => p.check(request),
         }?;
         match request.arch {
             Some(arch) if arch.sm() < self.needs() => Err(Reject::new(
@@ -234,6 +251,7 @@ pub fn catalogue() -> Vec<Pattern> {
     let mut all = Vec::new();
     all.extend(memory::patterns().into_iter().map(Pattern::Memory));
     all.extend(matrix::patterns().into_iter().map(Pattern::Matrix));
+    all.extend(wgmma::patterns().into_iter().map(Pattern::Wgmma));
     all.extend(convert::patterns().into_iter().map(Pattern::Convert));
     all.extend(arith::patterns().into_iter().map(Pattern::Arith));
     all.extend(warp::patterns().into_iter().map(Pattern::Warp));
@@ -361,13 +379,21 @@ pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<()
         }
     }
     let (_, plan) = select(&request).map_err(LowerError::NoMatch)?;
+    let emitted = match &plan {
+        Plan::Memory(plan) => memory::emit(lowering, &request, plan),
+        Plan::Convert(plan) => convert::emit(lowering, &request, plan),
+        Plan::Matrix(plan) => matrix::emit(lowering, &request, plan),
+        Plan::Arith(plan) => arith::emit(lowering, &request, plan),
+        Plan::Warp(plan) => warp::emit(lowering, &request, plan),
+        Plan::Wgmma(plan) => wgmma::emit(lowering, &request, plan),
+    };
     match plan {
-        Plan::Memory(plan) => memory::emit(lowering, &request, &plan),
-        Plan::Convert(plan) => convert::emit(lowering, &request, &plan),
-        Plan::Matrix(plan) => matrix::emit(lowering, &request, &plan),
-        Plan::Arith(plan) => arith::emit(lowering, &request, &plan),
-        Plan::Warp(plan) => warp::emit(lowering, &request, &plan),
+        Plan::Wgmma(_) => {}
+        Plan::Memory(_) | Plan::Convert(_) | Plan::Matrix(_) | Plan::Arith(_) | Plan::Warp(_) => {
+            lowering.wgmma_batch_open = false;
+        }
     }
+    emitted
 }
 
 /// Shared checks: `count` outputs and inputs, each in one of the memories
@@ -411,6 +437,7 @@ pub fn expect_thread(request: &Request) -> Result<(), Reject> {
         super::group::Unit::Thread => Ok(()),
         super::group::Unit::Warp
         | super::group::Unit::QuadPair
+        | super::group::Unit::Warpgroup
         | super::group::Unit::Lanes { .. }
         | super::group::Unit::Other(_) => Err(Reject::new(
             Progress::Group,

@@ -177,7 +177,7 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
         Unit::Thread => Vec::new(),
         Unit::Warp => vec![16, 8, 4, 2, 1],
         Unit::Lanes { masks } => masks.iter().rev().copied().collect(),
-        Unit::QuadPair | Unit::Other(_) => {
+        Unit::QuadPair | Unit::Warpgroup | Unit::Other(_) => {
             return Err(Reject::new(
                 Progress::Group,
                 format!(

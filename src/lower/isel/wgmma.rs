@@ -1,0 +1,341 @@
+//! Stage 3, lowering (instruction selection): Hopper's warpgroup matrix
+//! multiply, `wgmma.mma_async.sync.aligned.m64nNk16` (sm_90a). A warpgroup
+//! (four warps, 128 threads) multiplies a 64×16 tile of A by a 16×N tile of
+//! B, both read straight from shared memory through 64-bit matrix
+//! descriptors, into fp32 accumulators spread over its threads as the
+//! `mma.m16n8` C fragment is over a warp: warp `w` holds rows `16w..16w+15`,
+//! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (docs/ptx-fragments.md).
+//!
+//! The descriptors describe the one shared layout this pattern accepts:
+//! K-major rows of 64 16-bit elements (128 bytes) under `Swizzle<3,3,3>`,
+//! the hardware's 128-byte swizzle. The hardware swizzles absolute
+//! addresses, and a swizzled buffer's slice is aligned to its period (1024
+//! bytes, `shared.rs`), so the descriptor's start address is the
+//! unswizzled address of element (0, 0), which must begin an 8-row group
+//! (offsets from there to the row's 16-element k-slices go into the start
+//! address; the hardware's swizzle then agrees with the layout's).
+//!
+//! Ordering (docs/lowering.md, "Warpgroup MatMul"): `wgmma.fence` opens
+//! each run of consecutive warpgroup MatMuls; a plain `MatMul` is followed
+//! by `wgmma.commit_group` and `wgmma.wait_group 0`, a `MatMul<async>` is
+//! left in flight for `mma_commit` / `mma_wait(N)`.
+
+use super::super::error::LowerError;
+use super::super::group::Unit;
+use super::super::index::split_sum;
+use super::super::kernel::KernelLowering;
+use super::super::prove::constant_factor;
+use super::super::views::OperandInfo;
+use super::matrix::{essential, shape_text};
+use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
+use crate::expr::Expr;
+use crate::ir::{Memory, Scalar};
+use crate::ptx::{Arch, Operand, Reg, RegClass, Sm, imm};
+
+/// Elements in one K-major row of the 128-byte swizzle: 128 bytes of a
+/// 16-bit type.
+const ROW: i64 = 64;
+/// Elements in one 8-row group, the swizzle's period (1024 bytes).
+const GROUP: i64 = 8 * ROW;
+/// The widths of B (N) the catalogue has an entry for.
+pub const WIDTHS: [i64; 9] = [8, 16, 32, 64, 96, 128, 160, 192, 256];
+/// The constant fields of a descriptor of a K-major 128-byte-swizzled
+/// operand: leading byte offset 1 (unused by this mode), stride byte offset
+/// 1024 bytes (one 8-row group) in 16-byte units, swizzle mode 1 (128 B).
+const DESCRIPTOR_FIELDS: i64 = (1 << 16) | ((1024 >> 4) << 32) | (1 << 62);
+
+/// The warpgroup multiply of one input type, synchronous or not.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct WgmmaPattern {
+    /// fp16 or bf16.
+    pub inputs: Scalar,
+    /// `MatMul<async>`.
+    pub asynchronous: bool,
+}
+
+/// What an accepted warpgroup multiply emits.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct WgmmaPlan {
+    pattern: WgmmaPattern,
+    /// B's columns.
+    n: i64,
+}
+
+/// Every warpgroup pattern.
+pub fn patterns() -> Vec<WgmmaPattern> {
+    let mut all = Vec::new();
+    for asynchronous in [false, true] {
+        for inputs in [Scalar::Fp16, Scalar::Bf16] {
+            all.push(WgmmaPattern {
+                inputs,
+                asynchronous,
+            });
+        }
+    }
+    all
+}
+
+fn type_name(scalar: Scalar) -> &'static str {
+    match scalar {
+        Scalar::Fp16 => "f16",
+        Scalar::Bf16 => "bf16",
+        Scalar::Fp32 => "f32",
+        Scalar::I32 => "s32",
+        Scalar::U32 => "u32",
+    }
+}
+
+impl WgmmaPattern {
+    /// The entry's name, N left open.
+    pub fn name(&self) -> String {
+        let ab = type_name(self.inputs);
+        format!("wgmma.mma_async.sync.aligned.m64nNk16.f32.{ab}.{ab}")
+    }
+
+    /// Its spec family.
+    pub fn family(&self) -> Family {
+        if self.asynchronous {
+            Family::AsyncMatMul
+        } else {
+            Family::MatMul
+        }
+    }
+
+    /// The lowest target with the instruction (with the arch-specific
+    /// features: `sm_90a`).
+    pub fn needs(&self) -> Sm {
+        Sm(90)
+    }
+
+    /// Matches a request.
+    pub fn check(&self, request: &Request) -> Matched {
+        let rf: &[Memory] = &[Memory::Registers];
+        let sh: &[Memory] = &[Memory::Shared];
+        expect_operands(
+            request,
+            &[rf],
+            &[sh, sh],
+            "multiplies shared-memory tiles into register accumulators",
+        )?;
+        let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
+        if c.scalar != Scalar::Fp32 || a.scalar != self.inputs || b.scalar != self.inputs {
+            let wanted = self.inputs.name();
+            return Err(Reject::new(
+                Progress::Types,
+                format!(
+                    "computes fp32 += {wanted} · {wanted}; this spec has {} += {} · {}",
+                    c.scalar.name(),
+                    a.scalar.name(),
+                    b.scalar.name()
+                ),
+            ));
+        }
+        if request.group.unit != Unit::Warpgroup {
+            return Err(Reject::new(
+                Progress::Group,
+                format!(
+                    "is executed by a warpgroup, 128 consecutive threads from a multiple of 128; \
+                     `{}` is {}",
+                    request.group.text,
+                    request.group.describe()
+                ),
+            )
+            .with_help("execute it with a group of 128 threads, e.g. `#block.tile(128)`"));
+        }
+        let (a_rows, a_cols) = matrix_extents(a)?;
+        let (b_rows, n) = matrix_extents(b)?;
+        if (a_rows, a_cols, b_rows) != (64, 16, 16) || !WIDTHS.contains(&n) {
+            let widths: Vec<String> = WIDTHS.iter().map(i64::to_string).collect();
+            return Err(Reject::new(
+                Progress::Size,
+                format!(
+                    "multiplies a 64×16 A by a 16×N B, N one of {}; this spec's A is \
+                     {a_rows}×{a_cols} and B {b_rows}×{n}",
+                    widths.join(", ")
+                ),
+            ));
+        }
+        let fragment = vec![vec![1, n / 8], vec![2, 1], vec![1, 2]];
+        if c.count as i64 != n / 2 || essential(&c.dims) != essential(&fragment) {
+            return Err(Reject::new(
+                Progress::Layout,
+                format!(
+                    "wants C per thread as {} ({} fp32 values); the {} is {}",
+                    shape_text(&fragment),
+                    n / 2,
+                    c.role,
+                    shape_text(&c.dims)
+                ),
+            ));
+        }
+        k_major_rows(a, |m, k| (m, k))?;
+        k_major_rows(b, |k, n| (n, k))?;
+        if let Some(arch) = request.arch.filter(|arch| !arch.is_arch_specific()) {
+            return Err(Reject::new(
+                Progress::Target,
+                format!("needs sm_90a (Hopper's arch-specific instructions); the target is {arch}"),
+            )
+            .with_help(format!("compile for {}", Arch::Sm90a)));
+        }
+        Ok(Plan::Wgmma(WgmmaPlan { pattern: *self, n }))
+    }
+}
+
+/// The (rows, columns) of a one-level matrix operand.
+fn matrix_extents(operand: &OperandInfo) -> Result<(i64, i64), Reject> {
+    match operand.dims.as_slice() {
+        [level] if level.len() == 2 => Ok((level[0], level[1])),
+        _ => Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "reads each shared operand as one rows × columns tile; the {} is {}",
+                operand.role,
+                shape_text(&operand.dims)
+            ),
+        )
+        .with_help("tile the shared tensor down to the 64×16 (A) or 16×N (B) tile itself")),
+    }
+}
+
+/// Checks that `operand` is stored as K-major 128-byte rows under the
+/// 128-byte swizzle: element (i, j), mapped by `row_k` to (row, k), is at
+/// `row * 64 + k` from the view's origin.
+fn k_major_rows(
+    operand: &OperandInfo,
+    row_k: impl Fn(i64, i64) -> (i64, i64),
+) -> Result<(), Reject> {
+    let place = operand
+        .memory_place()
+        .map_err(|reason| Reject::new(Progress::Layout, reason))?;
+    let layout_help = "lay the shared tile out K-major in rows of 64 16-bit elements with the \
+                       128-byte swizzle, e.g. `[BM, 64 : 64, 1].fp16.SH.Swizzle<3, 3, 3>` for A \
+                       and `[64, BN : 1, 64].fp16.SH.Swizzle<3, 3, 3>` for B";
+    let swizzled = place
+        .swizzle
+        .is_some_and(|s| (s.bits(), s.base(), s.shift()) == (3, 3, 3));
+    if operand.scalar.bytes() != 2 || !swizzled {
+        return Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "reads 16-bit tiles under the 128-byte swizzle `Swizzle<3,3,3>`; the {} is {}",
+                operand.role, operand.ty
+            ),
+        )
+        .with_help(layout_help));
+    }
+    let (rows, _) = matrix_extents(operand)?;
+    for e in 0..operand.count as i64 {
+        let (i, j) = (e % rows, e / rows);
+        let (row, k) = row_k(i, j);
+        let expected = row * ROW + k;
+        if place.offsets[e as usize].as_const() != Some(expected) {
+            return Err(Reject::new(
+                Progress::Layout,
+                format!(
+                    "reads K-major rows of {ROW} elements: element ({i}, {j}) of the {} must be \
+                     at offset +{expected}, not +{}",
+                    operand.role, place.offsets[e as usize]
+                ),
+            )
+            .with_help(layout_help));
+        }
+    }
+    starts_a_row_group(operand, &place.base)
+}
+
+/// Checks that the view's origin `base` (unswizzled, in elements) is a
+/// 16-element k-slice of the first row of an 8-row group: `base mod 512` is
+/// 0, 16, 32 or 48. Every term but the constant must carry a factor of 512.
+fn starts_a_row_group(operand: &OperandInfo, base: &Expr) -> Result<(), Reject> {
+    let (terms, constant) = split_sum(base);
+    let unaligned = terms
+        .iter()
+        .find(|term| constant_factor(term).is_none_or(|(_, factor)| factor % GROUP != 0));
+    let within = constant.rem_euclid(GROUP);
+    let reason = match unaligned {
+        Some(term) => format!(
+            "the {}'s origin has the term `{term}`, not a multiple of {GROUP} elements",
+            operand.role
+        ),
+        None if within % 16 != 0 || within >= ROW => format!(
+            "the {}'s origin is {within} elements past an 8-row group, not the start of a \
+             16-element k-slice of its first row (0, 16, 32 or 48)",
+            operand.role
+        ),
+        None => return Ok(()),
+    };
+    Err(Reject::new(
+        Progress::Alignment,
+        format!(
+            "reads tiles that begin an 8-row group of the swizzle (a multiple of {GROUP} \
+             elements, plus 0, 16, 32 or 48 along K); {reason}"
+        ),
+    )
+    .with_help("tile the shared tensor in 64-row (A) or N-row (B) tiles of 64-element rows"))
+}
+
+/// Emits an accepted warpgroup multiply.
+pub fn emit(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    plan: &WgmmaPlan,
+) -> Result<(), LowerError> {
+    let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
+    let a_descriptor = descriptor(lowering, a)?;
+    let b_descriptor = descriptor(lowering, b)?;
+    let accumulators = lowering.target_words(c)?;
+    if !lowering.wgmma_batch_open {
+        lowering.out.emit("wgmma.fence.sync.aligned", Vec::new())?;
+    }
+    let ab = type_name(plan.pattern.inputs);
+    let name = format!(
+        "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ab}.{ab}",
+        plan.n
+    );
+    // scale-d 1 (accumulate), A and B not negated, both K-major.
+    lowering.out.emit(
+        &name,
+        vec![
+            Operand::Vector(accumulators),
+            a_descriptor.into(),
+            b_descriptor.into(),
+            imm(1),
+            imm(1),
+            imm(1),
+            imm(0),
+            imm(0),
+        ],
+    )?;
+    if plan.pattern.asynchronous {
+        lowering.wgmma_batch_open = true;
+        return Ok(());
+    }
+    lowering
+        .out
+        .emit("wgmma.commit_group.sync.aligned", Vec::new())?;
+    lowering
+        .out
+        .emit("wgmma.wait_group.sync.aligned", vec![imm(0)])?;
+    lowering.wgmma_batch_open = false;
+    Ok(())
+}
+
+/// The matrix descriptor of a checked operand: its unswizzled start address
+/// in 16-byte units, then [`DESCRIPTOR_FIELDS`].
+fn descriptor(lowering: &mut KernelLowering, operand: &OperandInfo) -> Result<Reg, LowerError> {
+    let start = lowering.unswizzled_shared_address(operand)?;
+    let units = lowering.out.reg(RegClass::B32);
+    lowering
+        .out
+        .emit("shr.u32", vec![units.into(), start.into(), imm(4)])?;
+    let wide = lowering.out.reg(RegClass::B64);
+    lowering
+        .out
+        .emit("cvt.u64.u32", vec![wide.into(), units.into()])?;
+    let descriptor = lowering.out.reg(RegClass::B64);
+    lowering.out.emit(
+        "or.b64",
+        vec![descriptor.into(), wide.into(), imm(DESCRIPTOR_FIELDS)],
+    )?;
+    Ok(descriptor)
+}
