@@ -51,7 +51,7 @@ pub fn shared_limit(arch: Option<Arch>) -> u64 {
         Some(Arch::Sm70) => 96 * 1024,
         Some(Arch::Sm80) => 163 * 1024,
         Some(Arch::Sm86 | Arch::Sm89) => 99 * 1024,
-        Some(Arch::Sm90) | None => 227 * 1024,
+        Some(Arch::Sm90 | Arch::Sm90a) | None => 227 * 1024,
     }
 }
 

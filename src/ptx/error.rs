@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::target::{Arch, Requirement};
+use super::target::{Arch, Requirement, Sm};
 
 /// A malformed template file: where, and what is wrong.
 ///
@@ -43,6 +43,42 @@ pub enum PtxError {
         needs: Requirement,
         /// What was asked for.
         requested: Arch,
+    },
+    /// The module uses an arch-specific instruction (`wgmma`), but the
+    /// requested architecture is not that capability's arch-specific target
+    /// (`sm_90` instead of `sm_90a`).
+    #[error(
+        "instruction `{instruction}` exists only on {} (PTX ISA {}), but the requested target is \
+         {requested}; request {} instead (its code runs only on compute capability {})",
+        .needs.target_name(),
+        .needs.ptx,
+        .needs.target_name(),
+        capability(.needs.sm)
+    )]
+    ArchSpecific {
+        /// The catalogue name of the first such instruction.
+        instruction: String,
+        /// What it needs (arch-specific).
+        needs: Requirement,
+        /// What was asked for.
+        requested: Arch,
+    },
+    /// An arch-specific instruction next to one needing another capability:
+    /// no target has both (arch-specific code runs on its capability alone).
+    #[error(
+        "instruction `{first}` needs {first_needs} and runs only on compute capability {}, but \
+         `{other}` needs {other_needs}: no target has both",
+        capability(.first_needs.sm)
+    )]
+    ArchSpecificConflict {
+        /// The first arch-specific instruction whose capability differs.
+        first: String,
+        /// What it needs.
+        first_needs: Requirement,
+        /// The first instruction needing the module's highest capability.
+        other: String,
+        /// What that one needs.
+        other_needs: Requirement,
     },
     /// No catalogue entry of that name.
     #[error("no PTX template named `{name}`{}", nearest_list(.nearest))]
@@ -125,6 +161,11 @@ pub enum PtxError {
     /// The text sink refused a write.
     #[error("writing PTX text failed")]
     Fmt(#[from] fmt::Error),
+}
+
+/// `sm_90` → `9.0`, as CUDA writes compute capabilities.
+fn capability(sm: Sm) -> String {
+    format!("{}.{}", sm.0 / 10, sm.0 % 10)
 }
 
 fn nearest_list(nearest: &[String]) -> String {

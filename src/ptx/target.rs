@@ -2,9 +2,10 @@
 //! is written for (`.version` / `.target`).
 //!
 //! Every catalogue entry states the lowest `sm_XX` and PTX ISA version it
-//! needs; a module's target is the maximum over what it uses, raised to an
-//! explicitly requested architecture. Nothing here knows about instructions
-//! beyond their stated requirement.
+//! needs, and whether it exists only on an arch-specific target (`sm_90a`:
+//! Hopper's `wgmma`); a module's target is the maximum over what it uses,
+//! raised to an explicitly requested architecture. Nothing here knows about
+//! instructions beyond their stated requirement.
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,7 +15,8 @@ use super::error::PtxError;
 /// A compute capability, `sm_XX`, stored as the number `XX` (`sm_86` → 86).
 ///
 /// Rule: ordering is capability ordering; every capability at or above an
-/// instruction's minimum can run it (the project emits no `sm_90a` forms).
+/// instruction's minimum can run it, unless the instruction is
+/// arch-specific (see [`TargetName`]), which says so separately.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct Sm(pub u32);
 
@@ -38,6 +40,70 @@ impl FromStr for Sm {
             return Err(bad());
         }
         digits.parse().map(Sm).map_err(|_| bad())
+    }
+}
+
+/// What `.target` writes and `ptxas -arch=` takes: a compute capability,
+/// suffixed `a` when it is that capability's arch-specific target
+/// (`sm_90a`).
+///
+/// Rule: code for a plain target runs on its capability and every later one;
+/// code for an arch-specific target uses instructions that exist only on
+/// exactly its capability, so it runs only there (`sm_90a`: compute
+/// capability 9.0, never a later GPU).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct TargetName {
+    /// The capability.
+    pub sm: Sm,
+    /// Whether the `a` suffix is written.
+    pub arch_specific: bool,
+}
+
+impl TargetName {
+    /// Whether code for this target runs on a device of `capability`
+    /// (`sm_90a` on 9.0 only; `sm_80` on 8.0 and later).
+    pub fn runs_on(self, capability: Sm) -> bool {
+        if self.arch_specific {
+            capability == self.sm
+        } else {
+            capability >= self.sm
+        }
+    }
+}
+
+impl From<Sm> for TargetName {
+    fn from(sm: Sm) -> TargetName {
+        TargetName {
+            sm,
+            arch_specific: false,
+        }
+    }
+}
+
+impl fmt::Display for TargetName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.sm.fmt(f)?;
+        if self.arch_specific {
+            f.write_str("a")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for TargetName {
+    type Err = PtxError;
+
+    /// Parses `sm_XX` or `sm_XXa` for any two- or three-digit `XX`.
+    fn from_str(text: &str) -> Result<Self, PtxError> {
+        let (plain, arch_specific) = match text.strip_suffix('a') {
+            Some(plain) => (plain, true),
+            None => (text, false),
+        };
+        let sm = plain.parse::<Sm>().map_err(|_| PtxError::BadTarget {
+            text: text.to_string(),
+            expected: "sm_XX or sm_XXa",
+        })?;
+        Ok(TargetName { sm, arch_specific })
     }
 }
 
@@ -85,16 +151,22 @@ impl FromStr for PtxVersion {
 }
 
 /// What one instruction needs from the target: a minimum capability and PTX
-/// ISA version.
+/// ISA version, and whether it exists only on that capability's
+/// arch-specific target.
 ///
 /// Rule: instructions older than the project's floor (Volta) state the floor,
-/// `sm_70` and PTX 6.0, rather than their historical minimum.
+/// `sm_70` and PTX 6.0, rather than their historical minimum. An
+/// arch-specific requirement (`sm_90a`) is met only by the arch-specific
+/// target of exactly `sm`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Requirement {
-    /// The lowest compute capability that has the instruction.
+    /// The lowest compute capability that has the instruction (the only
+    /// one, when `arch_specific`).
     pub sm: Sm,
     /// The lowest PTX ISA version that has the instruction.
     pub ptx: PtxVersion,
+    /// Whether the instruction exists only on `.target sm_XXa`.
+    pub arch_specific: bool,
 }
 
 impl Requirement {
@@ -102,12 +174,21 @@ impl Requirement {
     pub const FLOOR: Requirement = Requirement {
         sm: Sm(70),
         ptx: PtxVersion::new(6, 0),
+        arch_specific: false,
     };
+
+    /// The target name the requirement asks for (`sm_80`, `sm_90a`).
+    pub fn target_name(self) -> TargetName {
+        TargetName {
+            sm: self.sm,
+            arch_specific: self.arch_specific,
+        }
+    }
 }
 
 impl fmt::Display for Requirement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} and PTX ISA {}", self.sm, self.ptx)
+        write!(f, "{} and PTX ISA {}", self.target_name(), self.ptx)
     }
 }
 
@@ -115,7 +196,9 @@ impl fmt::Display for Requirement {
 /// targets.
 ///
 /// Rule: each architecture implies the lowest PTX ISA version that knows its
-/// `.target` name, so asking for `sm_90` alone already raises `.version` to 7.8.
+/// `.target` name, so asking for `sm_90` alone already raises `.version` to
+/// 7.8, and `sm_90a` to 8.0. Only `sm_90a` has the arch-specific
+/// instructions (`wgmma`), and its code runs only on compute capability 9.0.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Arch {
     /// Volta (V100).
@@ -128,31 +211,52 @@ pub enum Arch {
     Sm89,
     /// Hopper (H100, H200), without the `sm_90a` extensions.
     Sm90,
+    /// Hopper with its arch-specific instructions (`wgmma`, `setmaxnreg`):
+    /// `.target sm_90a`, which runs on compute capability 9.0 only.
+    Sm90a,
 }
 
 impl Arch {
-    /// Every requestable architecture, oldest first.
-    pub const ALL: [Arch; 5] = [Arch::Sm70, Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90];
+    /// Every requestable architecture, oldest first (`sm_90a` after `sm_90`).
+    pub const ALL: [Arch; 6] = [
+        Arch::Sm70,
+        Arch::Sm80,
+        Arch::Sm86,
+        Arch::Sm89,
+        Arch::Sm90,
+        Arch::Sm90a,
+    ];
 
-    /// The compute capability.
+    /// The compute capability (`sm_90a` → `sm_90`).
     pub fn sm(self) -> Sm {
         match self {
             Arch::Sm70 => Sm(70),
             Arch::Sm80 => Sm(80),
             Arch::Sm86 => Sm(86),
             Arch::Sm89 => Sm(89),
-            Arch::Sm90 => Sm(90),
+            Arch::Sm90 | Arch::Sm90a => Sm(90),
+        }
+    }
+
+    /// Whether this is an arch-specific target (`sm_90a`).
+    pub fn is_arch_specific(self) -> bool {
+        match self {
+            Arch::Sm70 | Arch::Sm80 | Arch::Sm86 | Arch::Sm89 | Arch::Sm90 => false,
+            Arch::Sm90a => true,
+        }
+    }
+
+    /// The name `.target` and `ptxas -arch=` use.
+    pub fn name(self) -> TargetName {
+        TargetName {
+            sm: self.sm(),
+            arch_specific: self.is_arch_specific(),
         }
     }
 
     /// The lowest PTX ISA version whose `.target` accepts this architecture.
     pub fn min_ptx(self) -> PtxVersion {
-        match self {
-            Arch::Sm70 => PtxVersion::new(6, 0),
-            Arch::Sm80 => PtxVersion::new(7, 0),
-            Arch::Sm86 => PtxVersion::new(7, 1),
-            Arch::Sm89 | Arch::Sm90 => PtxVersion::new(7, 8),
-        }
+        min_ptx_for_target(self.name())
     }
 
     /// The requirement an explicit request for this architecture imposes.
@@ -160,38 +264,74 @@ impl Arch {
         Requirement {
             sm: self.sm(),
             ptx: self.min_ptx(),
+            arch_specific: self.is_arch_specific(),
         }
+    }
+
+    /// Whether code written for this architecture may use an instruction
+    /// that `needs` this: its capability is high enough and, for an
+    /// arch-specific instruction, this is that capability's arch-specific
+    /// target. (The PTX version is raised as needed, never a reason to
+    /// refuse.)
+    pub fn meets(self, needs: Requirement) -> bool {
+        if needs.arch_specific {
+            self.is_arch_specific() && self.sm() == needs.sm
+        } else {
+            self.sm() >= needs.sm
+        }
+    }
+}
+
+impl From<Arch> for TargetName {
+    fn from(arch: Arch) -> TargetName {
+        arch.name()
     }
 }
 
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.sm().fmt(f)
+        self.name().fmt(f)
     }
 }
 
 impl FromStr for Arch {
     type Err = PtxError;
 
-    /// Parses `sm_70`, `sm_80`, `sm_86`, `sm_89` or `sm_90`.
+    /// Parses `sm_70`, `sm_80`, `sm_86`, `sm_89`, `sm_90` or `sm_90a`.
     fn from_str(text: &str) -> Result<Self, PtxError> {
         Arch::ALL
             .into_iter()
             .find(|arch| arch.to_string() == text)
             .ok_or_else(|| PtxError::BadTarget {
                 text: text.to_string(),
-                expected: "one of sm_70, sm_80, sm_86, sm_89, sm_90",
+                expected: "one of sm_70, sm_80, sm_86, sm_89, sm_90, sm_90a",
             })
     }
 }
 
 /// The `.version` and `.target` a module is written with.
+///
+/// Rule: when `arch_specific`, `.target` is written `sm_XXa`, `ptx` is at
+/// least 8.0, and the code runs only on compute capability `sm`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Target {
     /// Written as `.version`.
     pub ptx: PtxVersion,
-    /// Written as `.target`.
+    /// The capability written as `.target`.
     pub sm: Sm,
+    /// Whether `.target` carries the `a` suffix (an instruction used, or
+    /// the request, is arch-specific).
+    pub arch_specific: bool,
+}
+
+impl Target {
+    /// What `.target` writes and `ptxas -arch=` takes (`sm_90a`).
+    pub fn name(&self) -> TargetName {
+        TargetName {
+            sm: self.sm,
+            arch_specific: self.arch_specific,
+        }
+    }
 }
 
 /// The lowest PTX ISA version that knows the `.target` name of `sm`.
@@ -210,39 +350,82 @@ pub fn min_ptx_for_sm(sm: Sm) -> PtxVersion {
     }
 }
 
+/// The lowest PTX ISA version that knows `name`: [`min_ptx_for_sm`], and
+/// for an arch-specific name at least 8.0, the version that introduced the
+/// first of them (`sm_90a`).
+pub fn min_ptx_for_target(name: TargetName) -> PtxVersion {
+    let plain = min_ptx_for_sm(name.sm);
+    if name.arch_specific {
+        plain.max(PtxVersion::new(8, 0))
+    } else {
+        plain
+    }
+}
+
 /// Resolves the target for a set of requirements, each tagged with the name of
 /// the instruction that imposes it.
 ///
-/// The result is the floor, raised to every requirement and to `requested`.
-/// Errors when `requested` is below what some instruction needs, naming the
-/// first such instruction (in the order given, so the message is stable).
+/// The result is the floor, raised to every requirement and to `requested`,
+/// and arch-specific when an instruction or the request is. Errors, naming
+/// the first offending instruction in the order given (so the message is
+/// stable), when `requested` does not meet some instruction's requirement,
+/// or when an arch-specific instruction shares the module with one needing
+/// another capability (arch-specific code runs on its capability alone).
 pub fn resolve_target<'a>(
     requirements: impl IntoIterator<Item = (&'a str, Requirement)>,
     requested: Option<Arch>,
 ) -> Result<Target, PtxError> {
-    let mut sm = Requirement::FLOOR.sm;
-    let mut ptx = Requirement::FLOOR.ptx;
-    for (instruction, needs) in requirements {
-        match requested {
-            Some(arch) if arch.sm() < needs.sm => {
-                return Err(PtxError::ArchTooLow {
-                    instruction: instruction.to_string(),
+    let requirements: Vec<(&str, Requirement)> = requirements.into_iter().collect();
+    if let Some(arch) = requested {
+        let unmet = requirements.iter().find(|(_, needs)| !arch.meets(*needs));
+        if let Some(&(instruction, needs)) = unmet {
+            let instruction = instruction.to_string();
+            return Err(if needs.arch_specific {
+                PtxError::ArchSpecific {
+                    instruction,
                     needs,
                     requested: arch,
-                });
-            }
-            Some(_) | None => {}
+                }
+            } else {
+                PtxError::ArchTooLow {
+                    instruction,
+                    needs,
+                    requested: arch,
+                }
+            });
         }
+    }
+    let mut sm = Requirement::FLOOR.sm;
+    let mut ptx = Requirement::FLOOR.ptx;
+    for (_, needs) in &requirements {
         sm = sm.max(needs.sm);
         ptx = ptx.max(needs.ptx);
     }
+    let specific: Vec<&(&str, Requirement)> = requirements
+        .iter()
+        .filter(|(_, needs)| needs.arch_specific)
+        .collect();
+    let stranded = specific.iter().find(|(_, needs)| needs.sm != sm);
+    let highest = requirements.iter().find(|(_, needs)| needs.sm == sm);
+    if let (Some(&&(first, first_needs)), Some(&(other, other_needs))) = (stranded, highest) {
+        return Err(PtxError::ArchSpecificConflict {
+            first: first.to_string(),
+            first_needs,
+            other: other.to_string(),
+            other_needs,
+        });
+    }
+    let mut arch_specific = !specific.is_empty();
     if let Some(arch) = requested {
         sm = sm.max(arch.sm());
         ptx = ptx.max(arch.min_ptx());
+        arch_specific |= arch.is_arch_specific();
     }
+    let name = TargetName { sm, arch_specific };
     Ok(Target {
-        ptx: ptx.max(min_ptx_for_sm(sm)),
+        ptx: ptx.max(min_ptx_for_target(name)),
         sm,
+        arch_specific,
     })
 }
 
@@ -254,7 +437,19 @@ mod tests {
         Requirement {
             sm: Sm(sm),
             ptx: PtxVersion::new(major, minor),
+            arch_specific: false,
         }
+    }
+
+    fn needs_specific(sm: u32, major: u32, minor: u32) -> Requirement {
+        Requirement {
+            arch_specific: true,
+            ..needs(sm, major, minor)
+        }
+    }
+
+    fn written(target: Target) -> (String, PtxVersion) {
+        (target.name().to_string(), target.ptx)
     }
 
     #[test]
@@ -302,9 +497,125 @@ mod tests {
     fn arch_names_round_trip_and_unknown_ones_are_errors() {
         for arch in Arch::ALL {
             assert_eq!(arch.to_string().parse::<Arch>().unwrap(), arch);
+            assert_eq!(arch.to_string().parse::<TargetName>().unwrap(), arch.name());
         }
+        assert_eq!(Arch::Sm90a.to_string(), "sm_90a");
         assert!("sm_75".parse::<Arch>().is_err());
         assert!("sm90".parse::<Arch>().is_err());
+        assert!("sm_80a".parse::<Arch>().is_err());
+        let message = "sm_90b".parse::<Arch>().unwrap_err().to_string();
+        assert!(message.contains("sm_90, sm_90a"), "{message}");
+    }
+
+    #[test]
+    fn only_sm_90a_is_arch_specific_and_it_needs_ptx_8_0() {
+        let specific: Vec<Arch> = Arch::ALL
+            .into_iter()
+            .filter(|arch| arch.is_arch_specific())
+            .collect();
+        assert_eq!(specific, [Arch::Sm90a]);
+        assert_eq!(Arch::Sm90a.sm(), Sm(90));
+        assert_eq!(Arch::Sm90a.min_ptx(), PtxVersion::new(8, 0));
+        assert_eq!(Arch::Sm90.min_ptx(), PtxVersion::new(7, 8));
+        assert_eq!(
+            Arch::Sm90a.requirement().to_string(),
+            "sm_90a and PTX ISA 8.0"
+        );
+    }
+
+    #[test]
+    fn an_arch_specific_requirement_is_met_by_its_own_target_alone() {
+        let wgmma = needs_specific(90, 8, 0);
+        let met: Vec<Arch> = Arch::ALL
+            .into_iter()
+            .filter(|arch| arch.meets(wgmma))
+            .collect();
+        assert_eq!(met, [Arch::Sm90a]);
+        // sm_90a is a Hopper target: everything sm_90 and below runs there.
+        assert!(Arch::Sm90a.meets(needs(90, 7, 8)) && Arch::Sm90a.meets(needs(75, 6, 5)));
+        assert!(!Arch::Sm90a.meets(needs(100, 8, 6)));
+    }
+
+    #[test]
+    fn target_names_say_where_their_code_runs() {
+        let sm_90a: TargetName = "sm_90a".parse().unwrap();
+        assert_eq!((sm_90a.sm, sm_90a.arch_specific), (Sm(90), true));
+        assert!(sm_90a.runs_on(Sm(90)));
+        assert!(!sm_90a.runs_on(Sm(100)) && !sm_90a.runs_on(Sm(89)));
+        let sm_80: TargetName = "sm_80".parse().unwrap();
+        assert!(sm_80.runs_on(Sm(80)) && sm_80.runs_on(Sm(90)) && !sm_80.runs_on(Sm(75)));
+        assert_eq!(TargetName::from(Sm(86)).to_string(), "sm_86");
+        assert!("sm_9a".parse::<TargetName>().is_err());
+        assert!("sm_90aa".parse::<TargetName>().is_err());
+    }
+
+    #[test]
+    fn an_arch_specific_instruction_makes_the_target_sm_90a_with_ptx_8_0() {
+        let used = [
+            ("ldmatrix", needs(75, 6, 5)),
+            ("wgmma.fence.sync.aligned", needs_specific(90, 8, 0)),
+        ];
+        let target = resolve_target(used, None).unwrap();
+        assert_eq!(written(target), ("sm_90a".into(), PtxVersion::new(8, 0)));
+        let target = resolve_target(used, Some(Arch::Sm90a)).unwrap();
+        assert_eq!(written(target), ("sm_90a".into(), PtxVersion::new(8, 0)));
+    }
+
+    #[test]
+    fn requesting_sm_90a_alone_writes_it() {
+        let target = resolve_target([("add.u32", needs(70, 6, 0))], Some(Arch::Sm90a)).unwrap();
+        assert_eq!(written(target), ("sm_90a".into(), PtxVersion::new(8, 0)));
+        let target = resolve_target([("add.u32", needs(70, 6, 0))], Some(Arch::Sm90)).unwrap();
+        assert_eq!(written(target), ("sm_90".into(), PtxVersion::new(7, 8)));
+    }
+
+    #[test]
+    fn any_other_request_for_an_arch_specific_module_names_the_instruction() {
+        let used = [
+            ("add.u32", needs(70, 6, 0)),
+            ("wgmma.commit_group.sync.aligned", needs_specific(90, 8, 0)),
+        ];
+        for arch in [Arch::Sm70, Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90] {
+            let error = resolve_target(used, Some(arch)).unwrap_err();
+            assert!(
+                matches!(&error, PtxError::ArchSpecific { requested, .. } if *requested == arch),
+                "{error:?}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.contains("`wgmma.commit_group.sync.aligned` exists only on sm_90a"),
+                "{message}"
+            );
+            assert!(
+                message.contains(&format!("requested target is {arch};")),
+                "{message}"
+            );
+            assert!(message.contains("compute capability 9.0"), "{message}");
+        }
+    }
+
+    #[test]
+    fn an_arch_specific_instruction_cannot_share_a_module_with_a_later_capability() {
+        let used = [
+            ("add.u32", needs(70, 6, 0)),
+            ("wgmma.fence.sync.aligned", needs_specific(90, 8, 0)),
+            ("future.op", needs(100, 8, 6)),
+        ];
+        let message = resolve_target(used, None).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "instruction `wgmma.fence.sync.aligned` needs sm_90a and PTX ISA 8.0 and runs only on \
+             compute capability 9.0, but `future.op` needs sm_100 and PTX ISA 8.6: no target has both"
+        );
+        let two_specific = [
+            ("later.specific", needs_specific(100, 8, 6)),
+            ("wgmma.fence.sync.aligned", needs_specific(90, 8, 0)),
+        ];
+        let message = resolve_target(two_specific, None).unwrap_err().to_string();
+        assert!(
+            message.starts_with("instruction `wgmma.fence.sync.aligned`"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -16,7 +16,8 @@ use super::target::{Requirement, Sm};
 pub enum SlotKind {
     /// A register of the class (`r`, `rd`, `f`, `h`, `rs`, `p`).
     Reg(RegClass),
-    /// A brace-enclosed vector of exactly N registers of the class (`r*4`).
+    /// A brace-enclosed vector of exactly N registers of the class (`r*4`),
+    /// 1 ≤ N ≤ [`SlotKind::MAX_VECTOR`].
     Vector(RegClass, usize),
     /// An integer immediate (`imm`).
     Imm,
@@ -36,6 +37,10 @@ pub enum SlotKind {
 }
 
 impl SlotKind {
+    /// The most registers a vector slot holds: the fp32 accumulators of
+    /// `wgmma.m64n256k16`, 64 × 256 / 128 threads.
+    pub const MAX_VECTOR: usize = 128;
+
     /// The kind spelled `text` in a template file (`r*4`, `gaddr`).
     pub fn parse(text: &str) -> Option<SlotKind> {
         let fixed = match text {
@@ -55,7 +60,7 @@ impl SlotKind {
             Some((class, count)) => {
                 let class = RegClass::from_prefix(class)?;
                 let count: usize = count.parse().ok()?;
-                (1..=8)
+                (1..=SlotKind::MAX_VECTOR)
                     .contains(&count)
                     .then_some(SlotKind::Vector(class, count))
             }
@@ -295,12 +300,13 @@ mod tests {
     #[test]
     fn slot_kinds_round_trip_through_their_spelling() {
         for text in [
-            "r", "rd", "f", "h", "rs", "p", "r*1", "f*8", "imm", "fimm", "label", "gaddr", "saddr",
-            "paddr", "ssym",
+            "r", "rd", "f", "h", "rs", "p", "r*1", "f*8", "f*64", "f*128", "imm", "fimm", "label",
+            "gaddr", "saddr", "paddr", "ssym",
         ] {
             assert_eq!(SlotKind::parse(text).unwrap().to_string(), text);
         }
         assert_eq!(SlotKind::parse("r*0"), None);
-        assert_eq!(SlotKind::parse("r*9"), None);
+        assert_eq!(SlotKind::parse("f*129"), None);
+        assert_eq!(SlotKind::parse("q*4"), None);
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::error::TemplateError;
-use super::target::{PtxVersion, Requirement, Sm};
+use super::target::{PtxVersion, Requirement, Sm, TargetName};
 use super::template::{Family, Piece, Slot, SlotKind, Template};
 
 struct RawField {
@@ -222,7 +222,7 @@ fn build_template(
     let requirement = parse_needs(&needs_text).ok_or_else(|| {
         (
             needs_line,
-            format!("expected `needs: sm_XX ptx M.m`, found `{needs_text}`"),
+            format!("expected `needs: sm_XX[a] ptx M.m`, found `{needs_text}`"),
         )
     })?;
     let (slots_text, slots_line) = required("slots")?;
@@ -268,10 +268,14 @@ fn build_template(
 fn parse_needs(text: &str) -> Option<Requirement> {
     let words: Vec<&str> = text.split_whitespace().collect();
     match words.as_slice() {
-        [sm, "ptx", version] => Some(Requirement {
-            sm: sm.parse::<Sm>().ok()?,
-            ptx: version.parse::<PtxVersion>().ok()?,
-        }),
+        [target, "ptx", version] => {
+            let name = target.parse::<TargetName>().ok()?;
+            Some(Requirement {
+                sm: name.sm,
+                ptx: version.parse::<PtxVersion>().ok()?,
+                arch_specific: name.arch_specific,
+            })
+        }
         _ => None,
     }
 }
@@ -325,8 +329,20 @@ fn parse_slots(text: &str, line: usize) -> Located<Vec<Slot>> {
         }
         let mut unique: Vec<SlotKind> = Vec::new();
         for kind in kinds.split('|') {
-            let kind = SlotKind::parse(kind)
-                .ok_or_else(|| (line, format!("`{kind}` is not a slot kind (slot `{name}`)")))?;
+            let kind = SlotKind::parse(kind).ok_or_else(|| {
+                let hint = if kind.contains('*') {
+                    format!(
+                        ": a vector is CLASS*N with N from 1 to {}",
+                        SlotKind::MAX_VECTOR
+                    )
+                } else {
+                    String::new()
+                };
+                (
+                    line,
+                    format!("`{kind}` is not a slot kind (slot `{name}`){hint}"),
+                )
+            })?;
             // Variants may spell the same kind twice (`r*2|r*2`); keep one.
             if !unique.contains(&kind) {
                 unique.push(kind);
@@ -452,7 +468,7 @@ entry add.<t>
 
     #[test]
     fn malformed_files_are_errors_with_a_line() {
-        let cases: [(&str, &str); 10] = [
+        let cases: [(&str, &str); 12] = [
             (
                 "entry x\n  needs: sm_70 ptx 6.0\n  slots:\n  ptx: x;\n",
                 "int.ptxt:1: the file must start with a `family` line",
@@ -464,7 +480,15 @@ entry add.<t>
             ),
             (
                 "family int: x\nentry a\n  needs: sm_70 ptx 6\n  slots:\n  ptx: a;\n",
-                "int.ptxt:3: expected `needs: sm_XX ptx M.m`",
+                "int.ptxt:3: expected `needs: sm_XX[a] ptx M.m`",
+            ),
+            (
+                "family int: x\nentry a\n  needs: sm_90b ptx 8.0\n  slots:\n  ptx: a;\n",
+                "int.ptxt:3: expected `needs: sm_XX[a] ptx M.m`, found `sm_90b ptx 8.0`",
+            ),
+            (
+                "family int: x\nentry a\n  needs: sm_70 ptx 6.0\n  slots: d:f*129\n  ptx: a $d;\n",
+                "`f*129` is not a slot kind (slot `d`): a vector is CLASS*N with N from 1 to 128",
             ),
             (
                 "family int: x\nentry a\n  needs: sm_70 ptx 6.0\n  slots: d:q\n  ptx: a $d;\n",
@@ -495,6 +519,19 @@ entry add.<t>
             let message = parse_error(text);
             assert!(message.contains(expected), "{text:?}\n gave: {message}");
         }
+    }
+
+    #[test]
+    fn an_arch_specific_need_and_a_128_register_vector_parse() {
+        let text = "family int: x\nentry wide\n  needs: sm_90a ptx 8.0\n  slots: d:f*128 \
+                    s:p|imm\n  writes: d\n  ptx: wide $d, $s;\n";
+        let family = parse_family("int.ptxt", text).unwrap();
+        let wide = &family.templates[0];
+        assert_eq!(wide.requirement.to_string(), "sm_90a and PTX ISA 8.0");
+        assert!(wide.requirement.arch_specific);
+        assert_eq!(wide.signature(), "d:f*128 s:p|imm");
+        let plain = parse_family("int.ptxt", GOOD).unwrap();
+        assert!(!plain.templates[0].requirement.arch_specific);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::target::{Arch, Sm};
+use super::target::{Arch, Sm, TargetName};
 
 /// A failure to find or run a tool, or to understand what it said.
 ///
@@ -197,8 +197,8 @@ impl FunctionReport {
 /// The result of a successful `ptxas` run.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Assembly {
-    /// The architecture assembled for.
-    pub arch: Sm,
+    /// The architecture assembled for (`-arch=`).
+    pub arch: TargetName,
     /// The cubin (an ELF file).
     pub cubin: Vec<u8>,
     /// One report per entry, in the order ptxas compiled them.
@@ -278,13 +278,15 @@ fn io_error(tool: &'static str, what: impl fmt::Display, error: std::io::Error) 
 }
 
 /// Assembles `ptx` for `arch` with the located `ptxas` (`ptxas -arch=sm_XX
-/// -v`), returning the cubin and the parsed report.
-pub fn assemble(ptx: &str, arch: impl Into<Sm>) -> Result<Assembly, ToolError> {
+/// -v`, or `sm_90a`), returning the cubin and the parsed report. `arch`
+/// must be the module's `.target` name where that is arch-specific: ptxas
+/// refuses `sm_90a` PTX for `-arch=sm_90`.
+pub fn assemble(ptx: &str, arch: impl Into<TargetName>) -> Result<Assembly, ToolError> {
     assemble_with(&ptxas_path()?, ptx, arch.into())
 }
 
 /// [`assemble`] with an explicit `ptxas`.
-pub fn assemble_with(ptxas: &Path, ptx: &str, arch: Sm) -> Result<Assembly, ToolError> {
+pub fn assemble_with(ptxas: &Path, ptx: &str, arch: TargetName) -> Result<Assembly, ToolError> {
     const TOOL: &str = "ptxas";
     let directory = tempfile::Builder::new()
         .prefix("graphene-ptxas-")

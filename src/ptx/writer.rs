@@ -77,7 +77,7 @@ impl<W: Write> Writer<W> {
         writeln!(self.out, "//")?;
         writeln!(self.out)?;
         writeln!(self.out, ".version {}", target.ptx)?;
-        writeln!(self.out, ".target {}", target.sm)?;
+        writeln!(self.out, ".target {}", target.name())?;
         writeln!(self.out, ".address_size 64")?;
         writeln!(self.out)
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use graphene::diag::{ColorChoice, Severity};
 use graphene::lower::{self, Options};
-use graphene::ptx::Sm;
+use graphene::ptx::TargetName;
 use graphene::ptx::tools;
 use graphene::{check, syntax};
 
@@ -179,7 +179,7 @@ pub fn compile_one(
         });
     }
     if let (Some(ptxas), Some(module)) = (ptxas, module) {
-        verify(&mut report, ptxas, &text, &module, args);
+        verify(&mut report, ptxas, &text, &module);
     }
     report
 }
@@ -192,18 +192,13 @@ fn write(destination: &Destination, text: &str) -> std::io::Result<()> {
 }
 
 /// Assembles the module and records each kernel's resources; spills are
-/// warnings, a ptxas failure an error.
-fn verify(
-    report: &mut FileReport,
-    ptxas: &Path,
-    text: &str,
-    module: &graphene::ptx::Module,
-    args: &BuildArgs,
-) {
-    let arch: Sm = match (args.arch, module.target()) {
-        (Some(arch), _) => arch.sm(),
-        (None, Ok(target)) => target.sm,
-        (None, Err(failure)) => {
+/// warnings, a ptxas failure an error. ptxas is asked for the module's own
+/// `.target` (which already includes `--arch`), so that `sm_90a` PTX is
+/// assembled with `-arch=sm_90a`.
+fn verify(report: &mut FileReport, ptxas: &Path, text: &str, module: &graphene::ptx::Module) {
+    let arch: TargetName = match module.target() {
+        Ok(target) => target.name(),
+        Err(failure) => {
             report.plain.push(error(failure.to_string()));
             return;
         }

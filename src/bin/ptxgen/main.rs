@@ -2,7 +2,7 @@
 //! lower → write), one file per input, in parallel.
 //!
 //! ```text
-//! ptxgen [build] FILES… [-o DIR|FILE] [--arch sm_XX] [-j N] [--emit ptx|ir]
+//! ptxgen [build] FILES… [-o DIR|FILE] [--arch sm_XX[a]] [-j N] [--emit ptx|ir]
 //!        [--annotate] [--define NAME=VALUE]… [--message-format human|json]
 //!        [--verify] [--color auto|always|never]
 //! ```
@@ -100,9 +100,10 @@ pub struct BuildArgs {
     /// each input.
     #[arg(short, long, value_name = "DIR|FILE")]
     pub output: Option<PathBuf>,
-    /// Target architecture: sm_70, sm_80, sm_86, sm_89 or sm_90 (default:
-    /// the lowest that has every instruction used).
-    #[arg(long, value_name = "sm_XX", value_parser = parse_arch)]
+    /// Target architecture: sm_70, sm_80, sm_86, sm_89, sm_90 or sm_90a
+    /// (Hopper with wgmma; runs on compute capability 9.0 only). Default:
+    /// the lowest that has every instruction used.
+    #[arg(long, value_name = "sm_XX[a]", value_parser = parse_arch)]
     pub arch: Option<Arch>,
     /// Files compiled at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -203,6 +204,8 @@ mod tests {
         assert_eq!(args.jobs, Some(3));
         assert!(Cli::try_parse_from(["ptxgen"]).is_err());
         assert!(Cli::try_parse_from(["ptxgen", "a.gph", "--arch", "sm_75"]).is_err());
+        let cli = Cli::try_parse_from(["ptxgen", "a.gph", "--arch", "sm_90a"]).unwrap();
+        assert_eq!(cli.build.arch, Some(Arch::Sm90a));
     }
 
     #[test]
