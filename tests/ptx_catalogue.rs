@@ -22,7 +22,8 @@ fn every_builtin_template_file_parses() {
     assert_eq!(
         families,
         [
-            "int", "control", "sreg", "memory", "async", "ldmatrix", "mma", "float", "half", "warp"
+            "int", "control", "sreg", "memory", "async", "ldmatrix", "mma", "wgmma", "float",
+            "half", "warp"
         ]
     );
 }
