@@ -2,7 +2,7 @@
 //! the lowering relies on are there, and what they declare is consistent.
 
 use graphene::ptx::catalogue::BUILTIN_FILES;
-use graphene::ptx::target::min_ptx_for_sm;
+use graphene::ptx::target::min_ptx_for_target;
 use graphene::ptx::template_file::parse_family;
 use graphene::ptx::{Catalogue, PtxError, Requirement};
 
@@ -22,7 +22,8 @@ fn every_builtin_template_file_parses() {
     assert_eq!(
         families,
         [
-            "int", "control", "sreg", "memory", "async", "ldmatrix", "mma", "float", "half", "warp"
+            "int", "control", "sreg", "memory", "async", "ldmatrix", "mma", "wgmma", "float",
+            "half", "warp"
         ]
     );
 }
@@ -149,10 +150,10 @@ fn requirements_are_at_least_the_floor_and_name_a_version_that_knows_the_target(
             template.name
         );
         assert!(
-            needs.ptx >= min_ptx_for_sm(needs.sm),
+            needs.ptx >= min_ptx_for_target(needs.target_name()),
             "{} needs {needs}, but that PTX version cannot name {}",
             template.name,
-            needs.sm
+            needs.target_name()
         );
     }
 }
@@ -178,6 +179,18 @@ fn tensor_core_and_async_forms_declare_their_generation() {
         "sm_80 and PTX ISA 7.0"
     );
     assert_eq!(needs("max.f16x2"), "sm_80 and PTX ISA 7.0");
+    assert_eq!(
+        needs("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+        "sm_90a and PTX ISA 8.0"
+    );
+    assert_eq!(
+        needs("wgmma.wait_group.sync.aligned"),
+        "sm_90a and PTX ISA 8.0"
+    );
+    assert_eq!(
+        needs("fence.proxy.async.shared::cta"),
+        "sm_90 and PTX ISA 8.0"
+    );
     assert_eq!(needs("add.u32"), "sm_70 and PTX ISA 6.0");
 }
 

@@ -1,6 +1,7 @@
 //! Every catalogue entry, instantiated in a kernel of its own, assembles with
-//! ptxas at the lowest project architecture that has it, at sm_80 and at
-//! sm_90 — without spills — and its SASS holds the opcodes the entry
+//! ptxas at every project architecture that has it (sm_70, sm_80, sm_90;
+//! the arch-specific `wgmma` entries at sm_90a alone, which also takes every
+//! sm_90 entry) — without spills — and its SASS holds the opcodes the entry
 //! declares. The kernels are synthesised from the slot kinds: read operands
 //! are loaded from global memory and written ones stored back, so ptxas
 //! cannot drop the instruction.
@@ -157,7 +158,12 @@ impl<'c> Kernel<'c> {
     fn finish(mut self, template: &Arc<Template>) -> Entry {
         let mut operands = Vec::new();
         for slot in &template.slots {
-            operands.push(self.operand(slot.kinds[0], slot.written));
+            // wgmma's input scales are 1 or -1 (-1 negates); 0 is refused.
+            let operand = match slot.kinds[0] {
+                SlotKind::Imm if slot.name.starts_with("scale_") => imm(1),
+                kind => self.operand(kind, slot.written),
+            };
+            operands.push(operand);
         }
         let instruction = template.instantiate(operands.clone()).unwrap();
         self.builder.push(instruction).unwrap();
@@ -195,7 +201,7 @@ fn check_all_at(arch: Arch) {
     let mut module = Module::new(Some(arch));
     let mut expected = Vec::new();
     for (index, template) in catalogue.templates().enumerate() {
-        if template.requirement.sm > arch.sm() {
+        if !arch.meets(template.requirement) {
             continue;
         }
         let name = entry_name(index, template);
@@ -237,6 +243,39 @@ fn every_entry_assembles_at_sm_80() {
 #[test]
 fn every_entry_assembles_at_sm_90() {
     check_all_at(Arch::Sm90);
+}
+
+#[test]
+fn every_entry_assembles_at_sm_90a() {
+    check_all_at(Arch::Sm90a);
+}
+
+#[test]
+fn arch_specific_entries_are_exactly_the_wgmma_family_and_sm_90_refuses_them() {
+    let catalogue = Catalogue::builtin().unwrap();
+    let specific: Vec<&Arc<Template>> = catalogue
+        .templates()
+        .filter(|template| template.requirement.arch_specific)
+        .collect();
+    // 8 widths x 2 input types, fence, commit, wait.
+    assert_eq!(specific.len(), 19);
+    assert!(specific.iter().all(|template| template.family == "wgmma"));
+    for template in specific {
+        let mut module = Module::new(Some(Arch::Sm90));
+        module
+            .add_entry(Kernel::new("k", catalogue).finish(template))
+            .unwrap();
+        let message = module.to_ptx().unwrap_err().to_string();
+        let expected = format!(
+            "instruction `{}` exists only on sm_90a (PTX ISA 8.0), but the requested target is \
+             sm_90; request sm_90a instead (its code runs only on compute capability 9.0)",
+            template.name
+        );
+        assert_eq!(message, expected);
+        module.requested = None;
+        let text = module.to_ptx().unwrap();
+        assert!(text.contains(".version 8.0\n.target sm_90a\n"), "{text}");
+    }
 }
 
 #[test]

@@ -314,7 +314,7 @@ fn operands_of_the_wrong_class_are_rejected_with_the_slot_named() {
     assert_eq!(
         error.to_string(),
         "operand `d` of `ld.global.v4.f32` must be f*4, but vector {%f1, %f1, %f1} \
-         (classes f,f,f) was given"
+         (3 registers of class f) was given"
     );
     let error = b
         .emit("ld.global.f32", vec![f.into(), r.at(0).into()])

@@ -171,3 +171,33 @@ fn standard_output_takes_one_file_and_annotations() {
     assert!(text.contains(".target sm_90"));
     assert!(text.contains("// line "), "{text}");
 }
+
+#[test]
+fn sm_90a_is_written_and_verified_by_ptxas_at_sm_90a() {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("vector_copy.ptx");
+    let target_arg = target.display().to_string();
+    let args = [
+        "examples/vector_copy.gph",
+        "-o",
+        &target_arg,
+        "--arch",
+        "sm_90a",
+        "--verify",
+    ];
+    let output = ptxgen(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.contains("\n.version 8.0\n.target sm_90a\n"), "{text}");
+    if stderr(&output).contains("--verify skipped") {
+        let required = std::env::var("GRAPHENE_REQUIRE_PTXAS").is_ok_and(|value| value == "1");
+        assert!(!required, "{}", stderr(&output));
+        return;
+    }
+    // ptxas ran with -arch=sm_90a (it refuses sm_90a PTX at sm_90).
+    let report = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        report.contains("kernel `vector_copy` on sm_90a: "),
+        "{report}"
+    );
+}

@@ -15,7 +15,7 @@ use super::template::{Family, Template};
 use super::template_file::parse_family;
 
 /// The built-in template files: (file name, contents).
-pub const BUILTIN_FILES: [(&str, &str); 10] = [
+pub const BUILTIN_FILES: [(&str, &str); 11] = [
     ("int.ptxt", include_str!("../../ptx-templates/int.ptxt")),
     (
         "control.ptxt",
@@ -32,6 +32,7 @@ pub const BUILTIN_FILES: [(&str, &str); 10] = [
         include_str!("../../ptx-templates/ldmatrix.ptxt"),
     ),
     ("mma.ptxt", include_str!("../../ptx-templates/mma.ptxt")),
+    ("wgmma.ptxt", include_str!("../../ptx-templates/wgmma.ptxt")),
     ("float.ptxt", include_str!("../../ptx-templates/float.ptxt")),
     ("half.ptxt", include_str!("../../ptx-templates/half.ptxt")),
     ("warp.ptxt", include_str!("../../ptx-templates/warp.ptxt")),

@@ -238,10 +238,7 @@ impl Operand {
     pub fn describe(&self) -> String {
         match self {
             Operand::Reg(reg) => format!("register {reg} (class {})", reg.class.prefix()),
-            Operand::Vector(regs) => {
-                let classes: Vec<&str> = regs.iter().map(|reg| reg.class.prefix()).collect();
-                format!("vector {self} (classes {})", classes.join(","))
-            }
+            Operand::Vector(regs) => describe_vector(regs),
             Operand::Imm(value) => format!("immediate {value}"),
             Operand::F32Bits(_) => format!("fp32 immediate {self}"),
             Operand::Address(address) => match &address.base {
@@ -391,6 +388,26 @@ impl fmt::Display for Guard {
     }
 }
 
+/// `vector {%f1, %f2, %f3} (3 registers of class f)`; a long vector (a
+/// wgmma accumulator holds up to 128) shows its first two and last
+/// registers, and mixed classes are listed one by one.
+fn describe_vector(regs: &[Reg]) -> String {
+    const SHOWN_IN_FULL: usize = 8;
+    let text = match regs {
+        [first, second, .., last] if regs.len() > SHOWN_IN_FULL => {
+            format!("{{{first}, {second}, …, {last}}}")
+        }
+        _ => Operand::Vector(regs.to_vec()).to_string(),
+    };
+    let classes: Vec<&str> = regs.iter().map(|reg| reg.class.prefix()).collect();
+    match classes.first() {
+        Some(class) if classes.iter().all(|other| other == class) => {
+            format!("vector {text} ({} registers of class {class})", regs.len())
+        }
+        Some(_) | None => format!("vector {text} (classes {})", classes.join(",")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +445,20 @@ mod tests {
             space: Space::Shared,
         };
         assert_eq!(tile.at(128).to_string(), "[tile+128]");
+    }
+
+    #[test]
+    fn long_and_mixed_vectors_are_described_briefly() {
+        let accumulators: Vec<Reg> = (0..128).map(|n| reg(RegClass::F32, n)).collect();
+        assert_eq!(
+            Operand::from(accumulators).describe(),
+            "vector {%f0, %f1, …, %f127} (128 registers of class f)"
+        );
+        let mixed = vec![reg(RegClass::F32, 1), reg(RegClass::B32, 2)];
+        assert_eq!(
+            Operand::from(mixed).describe(),
+            "vector {%f1, %r2} (classes f,r)"
+        );
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn build_template(
     if name.is_empty()
         || !name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | ':'))
     {
         return Err((raw.line, format!("`{name}` is not a valid entry name")));
     }
@@ -280,7 +280,9 @@ fn parse_needs(text: &str) -> Option<Requirement> {
     }
 }
 
-/// `OPCODE... [on sm_XX...]`: opcodes are upper-case SASS mnemonics.
+/// `OPCODE... [on sm_XX...]`: opcodes are upper-case SASS mnemonics, or
+/// a mnemonic with its leading modifiers (`WARPGROUP.ARRIVE`,
+/// `HGMMA.64x8x16.F32`: modifiers may hold lower-case letters).
 fn parse_sass(text: &str, line: usize) -> Located<(Vec<String>, Vec<Sm>)> {
     let (opcodes, targets) = match text.split_once(" on ") {
         Some((opcodes, targets)) => (opcodes, Some(targets)),
@@ -288,11 +290,14 @@ fn parse_sass(text: &str, line: usize) -> Located<(Vec<String>, Vec<Sm>)> {
     };
     let opcodes: Vec<String> = opcodes.split_whitespace().map(str::to_string).collect();
     let valid = |opcode: &String| {
-        opcode.split('|').all(|name| {
-            !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        opcode.split('|').all(|alternative| {
+            let mut parts = alternative.split('.');
+            let mnemonic = parts.next().unwrap_or_default();
+            let upper = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit();
+            !mnemonic.is_empty()
+                && mnemonic.chars().all(upper)
+                && parts
+                    .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric()))
         })
     };
     if opcodes.is_empty() || !opcodes.iter().all(valid) {

@@ -560,6 +560,18 @@ pub fn mnemonic(opcode: &str) -> &str {
     opcode.split('.').next().unwrap_or(opcode)
 }
 
+/// Whether `opcode` (with its modifiers, as listed) is what `wanted` names:
+/// a bare mnemonic matches any modifiers (`HGMMA` matches
+/// `HGMMA.64x8x16.F32`); a dotted one must be a whole-part prefix
+/// (`WARPGROUP.ARRIVE` matches it and `WARPGROUP.ARRIVE.X`, not
+/// `WARPGROUP.DEPBAR.LE`), for opcodes told apart only by a modifier.
+pub fn opcode_matches(opcode: &str, wanted: &str) -> bool {
+    opcode == wanted
+        || opcode
+            .strip_prefix(wanted)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -631,6 +643,16 @@ ptxas info    : Used 255 registers, used 0 barriers, 360 bytes cmem[0]
         let opcodes = &functions[0].opcodes;
         assert_eq!(opcodes, &["LDC", "LDS", "LDSM.16.M88.4", "BRA", "EXIT"]);
         assert_eq!(mnemonic(&opcodes[2]), "LDSM");
+    }
+
+    #[test]
+    fn wanted_opcodes_match_bare_or_by_whole_dotted_parts() {
+        assert!(opcode_matches("HGMMA.64x8x16.F32", "HGMMA"));
+        assert!(opcode_matches("WARPGROUP.ARRIVE", "WARPGROUP.ARRIVE"));
+        assert!(opcode_matches("WARPGROUP.DEPBAR.LE", "WARPGROUP.DEPBAR"));
+        assert!(!opcode_matches("WARPGROUP.DEPBAR.LE", "WARPGROUP.ARRIVE"));
+        assert!(!opcode_matches("HGMMAX.64", "HGMMA"));
+        assert!(!opcode_matches("FENCE.VIEW.ASYNC.S", "FENCE.VIEW.ASYNC.SX"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
-use graphene::ptx::tools::{self, Assembly, ToolError, mnemonic};
+use graphene::ptx::tools::{self, Assembly, ToolError, opcode_matches};
 use graphene::ptx::{Arch, Module, Sm};
 
 /// Whether the environment demands the tools (`GRAPHENE_REQUIRE_PTXAS=1`,
@@ -102,7 +102,8 @@ pub fn check_module(module: &Module, arch: Arch, expected: &[(&str, Vec<String>)
                     .map(|(_, opcodes)| opcodes.as_slice())
                     .unwrap_or_else(|| panic!("{arch}: no SASS for entry `{entry}`"));
                 for wanted in mnemonics {
-                    let met = |opcode: &String| wanted.split('|').any(|w| mnemonic(opcode) == w);
+                    let met =
+                        |opcode: &String| wanted.split('|').any(|w| opcode_matches(opcode, w));
                     if !opcodes.iter().any(met) {
                         failures.push(format!("`{entry}` lacks {wanted}: {opcodes:?}"));
                     }
