@@ -37,8 +37,10 @@ use crate::ptx::{Arch, Operand, Reg, RegClass, Sm, imm};
 const ROW: i64 = 64;
 /// Elements in one 8-row group, the swizzle's period (1024 bytes).
 const GROUP: i64 = 8 * ROW;
-/// The widths of B (N) the catalogue has an entry for.
-pub const WIDTHS: [i64; 9] = [8, 16, 32, 64, 96, 128, 160, 192, 256];
+/// The widths of B (N) the instruction has: multiples of 8 up to 256.
+const WIDTH_STEP: i64 = 8;
+/// The widest B.
+const MAX_WIDTH: i64 = 256;
 /// The constant fields of a descriptor of a K-major 128-byte-swizzled
 /// operand: leading byte offset 1 (unused by this mode), stride byte offset
 /// 1024 bytes (one 8-row group) in 16-byte units, swizzle mode 1 (128 B).
@@ -144,14 +146,13 @@ impl WgmmaPattern {
         }
         let (a_rows, a_cols) = matrix_extents(a)?;
         let (b_rows, n) = matrix_extents(b)?;
-        if (a_rows, a_cols, b_rows) != (64, 16, 16) || !WIDTHS.contains(&n) {
-            let widths: Vec<String> = WIDTHS.iter().map(i64::to_string).collect();
+        let width_exists = n % WIDTH_STEP == 0 && (WIDTH_STEP..=MAX_WIDTH).contains(&n);
+        if (a_rows, a_cols, b_rows) != (64, 16, 16) || !width_exists {
             return Err(Reject::new(
                 Progress::Size,
                 format!(
-                    "multiplies a 64×16 A by a 16×N B, N one of {}; this spec's A is \
-                     {a_rows}×{a_cols} and B {b_rows}×{n}",
-                    widths.join(", ")
+                    "multiplies a 64×16 A by a 16×N B, N a multiple of {WIDTH_STEP} up to \
+                     {MAX_WIDTH}; this spec's A is {a_rows}×{a_cols} and B {b_rows}×{n}"
                 ),
             ));
         }
