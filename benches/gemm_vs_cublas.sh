@@ -7,6 +7,7 @@
 #   bash benches/gemm_vs_cublas.sh                        # default tile sizes
 #   bash benches/gemm_vs_cublas.sh -D STAGES=4            # extra flags go to ptxgen bench
 #   PTXGEN=path/to/ptxgen KERNEL=gemm_f16_f16out bash benches/gemm_vs_cublas.sh
+#   FILE=examples/gemm_f16_sm90.gph KERNEL=gemm_f16_sm90 bash benches/gemm_vs_cublas.sh
 #
 # Both sides use the same method: warm-up, CUDA events around each launch, the median
 # of REPS launches, input sets rotated so the L2 cache does not flatter the result,
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 ptxgen=${PTXGEN:-target/release/ptxgen}
 kernel=${KERNEL:-gemm_f16}
+file=${FILE:-examples/gemm_f16.gph}
 reps=${REPS:-100}
 sizes=${SIZES:-"1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 5120x5120x2048 5376x5376x2048"}
 
@@ -28,7 +30,7 @@ rows=$(mktemp)
 trap 'rm -f "$rows" "$rows.json"' EXIT
 for size in $sizes; do
     IFS=x read -r m n k <<<"$size"
-    "$ptxgen" bench examples/gemm_f16.gph --kernel "$kernel" --dim "M=$m" --dim "N=$n" --dim "K=$k" \
+    "$ptxgen" bench "$file" --kernel "$kernel" --dim "M=$m" --dim "N=$n" --dim "K=$k" \
         --reps "$reps" --json --color never "$@" >>"$rows"
 done
 # Each bench printed a JSON array; join them into one for the comparison script.

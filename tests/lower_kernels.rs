@@ -197,16 +197,21 @@ fn a_loop_that_may_not_run_is_guarded() {
 
 /// The GEMM example with its constants overridden, for sm_90.
 fn gemm_example(defines: &[(&str, i64)]) -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gemm_f16.gph");
-    let src = std::fs::read_to_string(path).expect("the GEMM example");
-    let ast = parse_file("gemm_f16.gph", &src).unwrap_or_else(|d| panic!("{d:#?}"));
+    example_for("gemm_f16.gph", defines, Arch::Sm90)
+}
+
+/// Example `file` with its constants overridden, for `arch`.
+fn example_for(file: &str, defines: &[(&str, i64)], arch: Arch) -> String {
+    let path = format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).expect("the example");
+    let ast = parse_file(file, &src).unwrap_or_else(|d| panic!("{d:#?}"));
     let defines: Vec<(String, i64)> = defines
         .iter()
         .map(|(name, value)| (name.to_string(), *value))
         .collect();
     let program = check_file(&ast, &defines).unwrap_or_else(|d| panic!("{d:#?}"));
     let options = Options {
-        arch: Some(Arch::Sm90),
+        arch: Some(arch),
         ..Options::default()
     };
     let module = lower_program(&program, &options).unwrap_or_else(|d| panic!("{d:#?}"));
@@ -215,7 +220,12 @@ fn gemm_example(defines: &[(&str, i64)]) -> String {
 
 /// ptxas's report of each entry for sm_90.
 fn reports(text: &str) -> Vec<graphene::ptx::tools::FunctionReport> {
-    graphene::ptx::tools::assemble(text, Arch::Sm90)
+    reports_for(text, Arch::Sm90)
+}
+
+/// ptxas's report of each entry for `arch`.
+fn reports_for(text: &str, arch: Arch) -> Vec<graphene::ptx::tools::FunctionReport> {
+    graphene::ptx::tools::assemble(text, arch)
         .unwrap_or_else(|e| panic!("{e}"))
         .entries
 }
@@ -281,6 +291,33 @@ fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
                 report.stack_frame_bytes == 0 && report.spill_store_bytes == 0,
                 "{defines:?}: {report:?}"
             );
+        }
+    }
+}
+
+/// The warpgroup GEMM's configuration that docs/performance.md gives for
+/// 5120×5120×2048 — 128×160 blocks, two per SM — fits two 256-thread blocks
+/// (at most 128 registers) without spilling, as its defaults fit one.
+#[test]
+fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
+    if !ptx_support::tools_available() {
+        return;
+    }
+    let two_per_sm: &[(&str, i64)] = &[
+        ("BN", 160),
+        ("STAGES", 3),
+        ("MIN_BLOCKS", 2),
+        ("MMA_PENDING", 0),
+    ];
+    for (defines, most_registers) in [(&[][..], 255), (two_per_sm, 128)] {
+        let text = example_for("gemm_f16_sm90.gph", defines, Arch::Sm90a);
+        assert!(text.contains("wgmma.mma_async.sync.aligned.m64n"), "{defines:?}");
+        for report in reports_for(&text, Arch::Sm90a) {
+            assert!(
+                report.stack_frame_bytes == 0 && report.spill_store_bytes == 0,
+                "{defines:?}: {report:?}"
+            );
+            assert!(report.registers <= most_registers, "{defines:?}: {report:?}");
         }
     }
 }
