@@ -311,13 +311,19 @@ fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
     ];
     for (defines, most_registers) in [(&[][..], 255), (two_per_sm, 128)] {
         let text = example_for("gemm_f16_sm90.gph", defines, Arch::Sm90a);
-        assert!(text.contains("wgmma.mma_async.sync.aligned.m64n"), "{defines:?}");
+        assert!(
+            text.contains("wgmma.mma_async.sync.aligned.m64n"),
+            "{defines:?}"
+        );
         for report in reports_for(&text, Arch::Sm90a) {
             assert!(
                 report.stack_frame_bytes == 0 && report.spill_store_bytes == 0,
                 "{defines:?}: {report:?}"
             );
-            assert!(report.registers <= most_registers, "{defines:?}: {report:?}");
+            assert!(
+                report.registers <= most_registers,
+                "{defines:?}: {report:?}"
+            );
         }
     }
 }
