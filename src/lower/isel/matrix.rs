@@ -65,7 +65,8 @@ pub fn patterns() -> Vec<MatrixPattern> {
     ]
 }
 
-fn type_name(scalar: Scalar) -> &'static str {
+/// The PTX type suffix of a scalar type.
+pub(super) fn type_name(scalar: Scalar) -> &'static str {
     match scalar {
         Scalar::Fp16 => "f16",
         Scalar::Bf16 => "bf16",

@@ -26,7 +26,7 @@ use super::super::index::split_sum;
 use super::super::kernel::KernelLowering;
 use super::super::prove::constant_factor;
 use super::super::views::OperandInfo;
-use super::matrix::{essential, shape_text};
+use super::matrix::{essential, shape_text, type_name};
 use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
 use crate::expr::Expr;
 use crate::ir::{Memory, Scalar};
@@ -75,16 +75,6 @@ pub fn patterns() -> Vec<WgmmaPattern> {
         }
     }
     all
-}
-
-fn type_name(scalar: Scalar) -> &'static str {
-    match scalar {
-        Scalar::Fp16 => "f16",
-        Scalar::Bf16 => "bf16",
-        Scalar::Fp32 => "f32",
-        Scalar::I32 => "s32",
-        Scalar::U32 => "u32",
-    }
 }
 
 impl WgmmaPattern {
