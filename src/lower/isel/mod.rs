@@ -285,6 +285,15 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
         .and_then(|(_, _, reject)| reject.help.clone());
     let help = help.or_else(|| match request.kind {
         SpecKind::Generic => Some("a generic `Spec` has no instruction: give it a body".into()),
+        SpecKind::MatMul {
+            asynchronous: true,
+            ..
+        } => Some(
+            "`MatMul<async>` is the warpgroup multiply (`wgmma`, sm_90a): A and B whole shared \
+             tiles, executed by 128 threads such as `#block.tile(128)`; a warp's `mma.sync` on \
+             register fragments is a plain `MatMul`"
+                .into(),
+        ),
         SpecKind::Move { .. }
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
