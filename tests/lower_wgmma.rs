@@ -93,6 +93,11 @@ fn lines_starting(text: &str, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+fn check_errors(src: &str) -> Vec<Diagnostic> {
+    let ast = parse_file("pending", src).unwrap_or_else(|d| panic!("{d:#?}"));
+    check_file(&ast, &[]).map_or_else(|errors| errors, |_| Vec::new())
+}
+
 fn refusal(src: &str, arch: Option<Arch>) -> String {
     let errors = lower("refused", src, arch).expect_err("the spec must be refused");
     errors
@@ -165,7 +170,8 @@ fn the_warpgroup_multiply_needs_sm_90a() {
 
 #[test]
 fn a_warp_cannot_run_it() {
-    let reason = refusal(&kernel(64, "MatMul<async>", "[64, 16]", "#warp", ""), None);
+    let src = batched(64).replace("<<<#one, #wg>>>", "<<<#one, #warp>>>");
+    let reason = refusal(&src, None);
     assert!(reason.contains("warpgroup"), "{reason}");
 }
 
@@ -188,4 +194,58 @@ fn an_unswizzled_tile_is_refused() {
     );
     let reason = refusal(&src, None);
     assert!(reason.contains("Swizzle<3,3,3>"), "{reason}");
+}
+
+/// The accumulators are used only once a wait has seen their group
+/// complete: `mma_wait(1)` leaves the one group in flight, a missing
+/// `mma_commit` leaves the multiplies in no group at all, and a loop that
+/// only commits leaves its last group running after it.
+#[test]
+fn accumulators_in_flight_are_refused_by_the_checker() {
+    let cases = [
+        ("mma_commit\n        mma_wait(1)", true),
+        ("mma_commit", true),
+        ("mma_wait(0)", true),
+        ("", true),
+        ("mma_commit\n        mma_wait(0)", false),
+    ];
+    for (sync, refused) in cases {
+        let errors = check_errors(&kernel(64, "MatMul<async>", "[64, 16]", "#wg", sync));
+        let found = errors.iter().any(|d| d.code == "E0262");
+        assert_eq!(found, refused, "{sync:?}: {errors:#?}");
+    }
+    // Committed inside the loop: never waited for, the epilogue still races
+    // it; waited for in every iteration, it does not.
+    let step = "(%sA.tile([64, 16])[0, kk], %sB.tile([16, N])[kk, 0])";
+    for (inside, refused) in [
+        ("mma_commit", true),
+        ("mma_commit\n            mma_wait(0)", false),
+    ] {
+        let src = batched(64)
+            .replace(step, &format!("{step}\n            {inside}"))
+            .replace("        mma_commit\n        mma_wait(0)\n", "");
+        let errors = check_errors(&src);
+        let found = errors.iter().any(|d| d.code == "E0262");
+        assert_eq!(found, refused, "{inside:?}: {errors:#?}");
+    }
+}
+
+/// Loops are followed twice only where they leave multiplies in flight, and
+/// the walk has a budget: forty nested loops around a multiply check at once.
+#[test]
+fn deep_loop_nests_around_a_multiply_check_quickly() {
+    let step =
+        "%acc <- MatMul<async><<<#one, #wg>>>(%sA.tile([64, 16])[0, kk], %sB.tile([16, N])[kk, 0])";
+    let depth = 40;
+    let open: String = (0..depth)
+        .map(|d| format!("for (n{d} = 0; n{d} < M; n{d} += 1) {{\n"))
+        .collect();
+    let close = "}\n".repeat(depth);
+    let src = batched(64)
+        .replace("const N = 64", "const N = 64\nconst M = 2")
+        .replace(step, &format!("{open}{step}\nmma_commit\n{close}"));
+    let started = std::time::Instant::now();
+    let errors = check_errors(&src);
+    assert!(errors.iter().all(|d| d.code == "E0262"), "{errors:#?}");
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }

@@ -100,6 +100,9 @@ pub const ASYNC_DECOMPOSED: &str = "E0258";
 pub const LOOP_STEP: &str = "E0260";
 /// `async_wait(N)` with N outside `0 ..= 2^32-1`.
 pub const ASYNC_WAIT: &str = "E0261";
+/// The accumulators of a `MatMul<async>` read or written before an
+/// `mma_wait` has seen its group complete.
+pub const PENDING_ACCUMULATOR: &str = "E0262";
 
 /// An occupancy attribute out of range: `min_blocks_per_sm` below 1,
 /// `max_registers` outside 1 to 255.
@@ -109,7 +112,7 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 42] = [
+pub const ALL: [&str; 43] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -150,6 +153,7 @@ pub const ALL: [&str; 42] = [
     ASYNC_DECOMPOSED,
     LOOP_STEP,
     ASYNC_WAIT,
+    PENDING_ACCUMULATOR,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
 ];

@@ -22,6 +22,7 @@ mod groups;
 mod ints;
 mod lanes;
 mod occupancy;
+mod pending;
 mod print;
 mod rules;
 mod session;

@@ -116,6 +116,9 @@ impl Checker {
             ));
         };
         let root = root?;
+        for diagnostic in super::pending::check_pending(&root, &self.kernel.buffers) {
+            self.report(diagnostic);
+        }
         let occupancy = occupancy?;
         let launch = self.launch.clone().ok_or(Poisoned)?;
         Ok(ir::Kernel {

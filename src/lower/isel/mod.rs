@@ -286,8 +286,7 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
     let help = help.or_else(|| match request.kind {
         SpecKind::Generic => Some("a generic `Spec` has no instruction: give it a body".into()),
         SpecKind::MatMul {
-            asynchronous: true,
-            ..
+            asynchronous: true, ..
         } => Some(
             "`MatMul<async>` is the warpgroup multiply (`wgmma`, sm_90a): A and B whole shared \
              tiles, executed by 128 threads such as `#block.tile(128)`; a warp's `mma.sync` on \
