@@ -355,6 +355,23 @@ pub enum SpecKind {
     Generic,
 }
 
+impl SpecKind {
+    /// Whether the spec adds into its output (`MatMul`, `MatMul<async>`)
+    /// rather than overwriting it.
+    pub fn accumulates(&self) -> bool {
+        match self {
+            SpecKind::MatMul { accumulate, .. } => *accumulate,
+            SpecKind::Move { .. }
+            | SpecKind::Unary(_)
+            | SpecKind::Binary(_)
+            | SpecKind::Reduction { .. }
+            | SpecKind::Shfl { .. }
+            | SpecKind::Init { .. }
+            | SpecKind::Generic => false,
+        }
+    }
+}
+
 /// Elementwise unary operations.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum UnaryOp {

@@ -7,7 +7,7 @@ use super::PlanError;
 use crate::check::{Names, expr_text};
 use crate::diag::Span;
 use crate::expr::{Expr, Var};
-use crate::ir::{BufferKind, GroupType, Kernel, Memory, Requirement, Scalar, SpecKind};
+use crate::ir::{BufferKind, GroupType, Kernel, Memory, Requirement, Scalar};
 use crate::reference::{Contract, ContractKind, MatMulShape, ResolvedView};
 
 /// Most blocks in the x dimension of a grid.
@@ -235,16 +235,7 @@ fn check_requirement(
 /// Which parameters the outermost spec reads and writes.
 fn roles(kernel: &Kernel) -> Vec<Role> {
     let root = &kernel.root;
-    let accumulates = match root.kind {
-        SpecKind::MatMul { accumulate, .. } => accumulate,
-        SpecKind::Move { .. }
-        | SpecKind::Unary(_)
-        | SpecKind::Binary(_)
-        | SpecKind::Reduction { .. }
-        | SpecKind::Shfl { .. }
-        | SpecKind::Init { .. }
-        | SpecKind::Generic => false,
-    };
+    let accumulates = root.kind.accumulates();
     kernel
         .params
         .iter()

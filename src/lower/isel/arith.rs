@@ -410,26 +410,13 @@ pub fn emit(
     }
 }
 
-fn accumulates(request: &Request) -> bool {
-    match request.kind {
-        SpecKind::MatMul { accumulate, .. } => accumulate,
-        SpecKind::Move { .. }
-        | SpecKind::Unary(_)
-        | SpecKind::Binary(_)
-        | SpecKind::Reduction { .. }
-        | SpecKind::Shfl { .. }
-        | SpecKind::Init { .. }
-        | SpecKind::Generic => true,
-    }
-}
-
 fn emit_fma(
     lowering: &mut KernelLowering,
     request: &Request,
     ty: FmaType,
 ) -> Result<(), LowerError> {
     let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
-    let accumulate = accumulates(request);
+    let accumulate = request.kind.accumulates();
     match ty {
         FmaType::F32 | FmaType::F16x2 | FmaType::Bf16x2 => {
             let a = lowering.read_words(a)?[0];

@@ -12,7 +12,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed};
-use crate::ir::{Memory, Scalar, SpecKind};
+use crate::ir::{Memory, Scalar};
 use crate::ptx::{Operand, Reg, Sm, imm};
 
 /// The matrix entries of the catalogue.
@@ -360,16 +360,7 @@ pub fn emit(
             let a = lowering.read_words(a)?;
             let b = lowering.read_words(b)?;
             let c_words = lowering.target_words(c)?;
-            let accumulate = match request.kind {
-                SpecKind::MatMul { accumulate, .. } => accumulate,
-                SpecKind::Move { .. }
-                | SpecKind::Unary(_)
-                | SpecKind::Binary(_)
-                | SpecKind::Reduction { .. }
-                | SpecKind::Shfl { .. }
-                | SpecKind::Init { .. }
-                | SpecKind::Generic => true,
-            };
+            let accumulate = request.kind.accumulates();
             if !accumulate {
                 zero(lowering, &c_words)?;
             }

@@ -283,14 +283,15 @@ pub fn emit(
         "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ab}.{ab}",
         plan.n
     );
-    // scale-d 1 (accumulate), A and B not negated, both K-major.
+    // scale-d: 1 adds into C, 0 overwrites it; A and B not negated, both
+    // K-major.
     lowering.out.emit(
         &name,
         vec![
             Operand::Vector(accumulators),
             a_descriptor.into(),
             b_descriptor.into(),
-            imm(1),
+            imm(i64::from(request.kind.accumulates())),
             imm(1),
             imm(1),
             imm(0),
