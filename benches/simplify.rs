@@ -8,10 +8,10 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use graphene::expr::{Expr, Var};
-use graphene::lower::analysis::known_divisor;
-use graphene::lower::facts::Facts;
-use graphene::lower::simplify::simplify;
-use graphene::lower::strength::strength_reduce;
+use graphene::index::analysis::known_divisor;
+use graphene::index::facts::Facts;
+use graphene::index::simplify::simplify;
+use graphene::index::strength::strength_reduce;
 
 fn c(value: i64) -> Expr {
     Expr::Const(value)

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod diag;
 pub mod expr;
+pub mod index;
 pub mod ir;
 pub mod launch;
 pub mod layout;

@@ -11,10 +11,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use graphene::expr::Expr;
-use graphene::lower::analysis::analyze;
-use graphene::lower::facts::Facts;
-use graphene::lower::simplify::simplify;
-use graphene::lower::strength::strength_reduce;
+use graphene::index::analysis::analyze;
+use graphene::index::facts::Facts;
+use graphene::index::simplify::simplify;
+use graphene::index::strength::strength_reduce;
 use pretty_assertions::assert_eq;
 
 /// Evaluates `original` and each rewrite on the assignments `facts` allows

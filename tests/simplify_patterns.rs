@@ -7,11 +7,11 @@
 mod simplify_support;
 
 use graphene::expr::{Expr, Var};
+use graphene::index::analysis::{bits_disjoint, is_multiple_of, known_divisor, range};
+use graphene::index::facts::Facts;
+use graphene::index::simplify::simplify;
+use graphene::index::strength::strength_reduce;
 use graphene::ir::{Requirement, Span};
-use graphene::lower::analysis::{bits_disjoint, is_multiple_of, known_divisor, range};
-use graphene::lower::facts::Facts;
-use graphene::lower::simplify::simplify;
-use graphene::lower::strength::strength_reduce;
 use pretty_assertions::assert_eq;
 use simplify_support::{Division, eval_machine, expr, facts};
 

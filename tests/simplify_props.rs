@@ -9,10 +9,10 @@
 mod simplify_support;
 
 use graphene::expr::{Expr, Var};
-use graphene::lower::analysis::{analyze, bits_disjoint};
-use graphene::lower::facts::Facts;
-use graphene::lower::simplify::simplify;
-use graphene::lower::strength::strength_reduce;
+use graphene::index::analysis::{analyze, bits_disjoint};
+use graphene::index::facts::Facts;
+use graphene::index::simplify::simplify;
+use graphene::index::strength::strength_reduce;
 use proptest::prelude::*;
 use simplify_support::{Division, eval_machine};
 

@@ -5,6 +5,7 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
+use crate::index::interval::Interval;
 use crate::ir::Requirement;
 use crate::syntax::ast::{IntExpr, IntExprKind, IntOp, Name};
 
@@ -23,34 +24,6 @@ pub(crate) enum IntContext {
     /// Compile-time values only (tile sizes, reshape layouts, spec
     /// parameters); the text says what needs the constant.
     Constant(&'static str),
-}
-
-/// Inclusive bounds of an expression's value, where known.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Bounds {
-    /// The smallest value, if known.
-    pub lo: Option<i64>,
-    /// The largest value, if known.
-    pub hi: Option<i64>,
-}
-
-impl Bounds {
-    const UNKNOWN: Bounds = Bounds { lo: None, hi: None };
-
-    fn exactly(value: i64) -> Bounds {
-        Bounds {
-            lo: Some(value),
-            hi: Some(value),
-        }
-    }
-
-    fn non_negative(&self) -> bool {
-        self.lo.is_some_and(|lo| lo >= 0)
-    }
-}
-
-fn both(a: Option<i64>, b: Option<i64>, f: impl Fn(i64, i64) -> Option<i64>) -> Option<i64> {
-    f(a?, b?)
 }
 
 impl Checker {
@@ -234,81 +207,37 @@ impl Checker {
 
     /// What is known of the values `e` takes: thread and block ids range
     /// over the launch, dims are at least 1, loop variables stay within
-    /// their bounds.
-    pub(crate) fn bounds(&self, e: &Expr) -> Bounds {
+    /// their bounds; the operators move the bounds by the index
+    /// arithmetic's interval domain.
+    pub(crate) fn bounds(&self, e: &Expr) -> Interval {
+        let between =
+            |lo: Option<i64>, hi: Option<i64>| Interval::new(lo, hi).unwrap_or(Interval::full());
         match e {
-            Expr::Const(value) => Bounds::exactly(*value),
-            Expr::Var(Var::ThreadId) => Bounds {
-                lo: Some(0),
-                hi: self.launch.as_ref().map(|l| l.block_size - 1),
-            },
-            Expr::Var(Var::BlockId) => Bounds {
-                lo: Some(0),
-                hi: self
-                    .launch
+            Expr::Const(value) => Interval::point(*value),
+            Expr::Var(Var::ThreadId) => {
+                between(Some(0), self.launch.as_ref().map(|l| l.block_size - 1))
+            }
+            Expr::Var(Var::BlockId) => between(
+                Some(0),
+                self.launch
                     .as_ref()
                     .and_then(|l| l.grid_size)
                     .map(|n| n - 1),
-            },
-            Expr::Var(Var::Dim(_)) => Bounds {
-                lo: Some(1),
-                hi: None,
-            },
+            ),
+            Expr::Var(Var::Dim(_)) => Interval::at_least(1),
             Expr::Var(Var::Loop(i)) => match self.kernel.loop_info.get(*i as usize) {
-                Some(info) => Bounds {
-                    lo: info.range.0,
-                    hi: info.range.1,
-                },
-                None => Bounds::UNKNOWN,
+                Some(info) => between(info.range.0, info.range.1),
+                None => Interval::full(),
             },
-            Expr::Add(a, b) => {
-                let (a, b) = (self.bounds(a), self.bounds(b));
-                Bounds {
-                    lo: both(a.lo, b.lo, i64::checked_add),
-                    hi: both(a.hi, b.hi, i64::checked_add),
-                }
-            }
-            Expr::Sub(a, b) => {
-                let (a, b) = (self.bounds(a), self.bounds(b));
-                Bounds {
-                    lo: both(a.lo, b.hi, i64::checked_sub),
-                    hi: both(a.hi, b.lo, i64::checked_sub),
-                }
-            }
-            Expr::Mul(a, b) => {
-                let (a, b) = (self.bounds(a), self.bounds(b));
-                if !(a.non_negative() && b.non_negative()) {
-                    return Bounds::UNKNOWN;
-                }
-                Bounds {
-                    lo: both(a.lo, b.lo, i64::checked_mul),
-                    hi: both(a.hi, b.hi, i64::checked_mul),
-                }
-            }
-            Expr::Div(a, b) => {
-                let (a, b) = (self.bounds(a), self.bounds(b));
-                if !a.non_negative() || b.lo.is_none_or(|lo| lo < 1) {
-                    return Bounds::UNKNOWN;
-                }
-                Bounds {
-                    lo: both(a.lo, b.hi, i64::checked_div).or(Some(0)),
-                    hi: both(a.hi, b.lo, i64::checked_div),
-                }
-            }
-            Expr::Rem(a, b) => {
-                let (a, b) = (self.bounds(a), self.bounds(b));
-                if !a.non_negative() || b.lo.is_none_or(|lo| lo < 1) {
-                    return Bounds::UNKNOWN;
-                }
-                match (a.hi, b.lo) {
-                    (Some(hi), Some(divisor)) if hi < divisor => a,
-                    _ => Bounds {
-                        lo: Some(0),
-                        hi: b.hi.map(|hi| hi - 1),
-                    },
-                }
-            }
-            Expr::And(..) | Expr::Xor(..) | Expr::Shr(..) | Expr::Shl(..) => Bounds::UNKNOWN,
+            Expr::Add(a, b) => self.bounds(a) + self.bounds(b),
+            Expr::Sub(a, b) => self.bounds(a) - self.bounds(b),
+            Expr::Mul(a, b) => self.bounds(a) * self.bounds(b),
+            Expr::Div(a, b) => self.bounds(a) / self.bounds(b),
+            Expr::Rem(a, b) => self.bounds(a) % self.bounds(b),
+            Expr::And(a, b) => self.bounds(a) & self.bounds(b),
+            Expr::Xor(a, b) => self.bounds(a) ^ self.bounds(b),
+            Expr::Shr(a, b) => self.bounds(a) >> self.bounds(b),
+            Expr::Shl(a, b) => self.bounds(a) << self.bounds(b),
         }
     }
 }
@@ -375,16 +304,13 @@ mod tests {
         let digit = Expr::rem(Expr::div(tid.clone(), 8.into()), 4.into());
         assert_eq!(
             checker.bounds(&digit),
-            Bounds {
-                lo: Some(0),
-                hi: Some(3)
-            }
+            Interval::new(Some(0), Some(3)).unwrap()
         );
         let scaled = Expr::add(Expr::mul(digit, 16.into()), 5.into());
-        assert_eq!(checker.bounds(&scaled).hi, Some(53));
+        assert_eq!(checker.bounds(&scaled).hi(), Some(53));
         // Without a launch the thread id is unbounded above.
-        assert_eq!(checker.bounds(&tid).hi, None);
+        assert_eq!(checker.bounds(&tid).hi(), None);
         let below_zero = Expr::sub(1.into(), Expr::var(Var::Dim(0)));
-        assert_eq!(checker.bounds(&below_zero).hi, Some(0));
+        assert_eq!(checker.bounds(&below_zero).hi(), Some(0));
     }
 }

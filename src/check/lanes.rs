@@ -136,7 +136,7 @@ impl Checker {
         match e {
             Expr::Const(_) | Expr::Var(_) => true,
             Expr::Div(a, b) | Expr::Rem(a, b) => {
-                self.bounds(b).lo.is_some_and(|lo| lo >= 1)
+                self.bounds(b).is_positive()
                     && self.divisors_positive(a)
                     && self.divisors_positive(b)
             }

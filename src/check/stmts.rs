@@ -325,11 +325,11 @@ impl Checker {
             name: for_loop.var.text.clone(),
             span: for_loop.var.span,
         });
-        let first = lo.as_ref().ok().and_then(|lo| self.bounds(lo).lo);
+        let first = lo.as_ref().ok().and_then(|lo| self.bounds(lo).lo());
         let last = hi
             .as_ref()
             .ok()
-            .and_then(|hi| self.bounds(hi).hi)
+            .and_then(|hi| self.bounds(hi).hi())
             .and_then(|hi| hi.checked_sub(1));
         self.kernel.loop_info.push(LoopInfo {
             range: (first, last),

@@ -673,7 +673,7 @@ impl Checker {
     fn check_range(&mut self, value: &Expr, extent: &Expr, span: Span) {
         let bounds = self.bounds(value);
         let extent = extent.as_const();
-        let range = match (bounds.lo, bounds.hi) {
+        let range = match (bounds.lo(), bounds.hi()) {
             (Some(lo), Some(hi)) if lo == hi => format!("is {lo}"),
             (Some(lo), Some(hi)) => format!("takes the values {lo} to {hi}"),
             (Some(lo), None) => format!("can be as small as {lo}"),
@@ -684,7 +684,7 @@ impl Checker {
             Some(_) => format!("this coordinate {range}"),
             None => format!("`{}` {range}", self.expr_text(value)),
         };
-        let message = match (bounds.lo, bounds.hi, extent) {
+        let message = match (bounds.lo(), bounds.hi(), extent) {
             (Some(lo), _, _) if lo < 0 => format!("a coordinate that can be {lo}"),
             (_, Some(hi), Some(extent)) if hi >= extent => {
                 format!("a coordinate that can reach {hi} in a mode of extent {extent}")

@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 
 use super::emitter::Key;
 use super::error::LowerError;
-use super::index::split_sum;
 use super::kernel::{KernelLowering, Storage};
-use super::prove::{Prover, constant_factor};
-use super::strength::strength_reduce;
 use super::views::OperandInfo;
 use crate::expr::Expr;
+use crate::index::chain::split_sum;
+use crate::index::prove::{Prover, constant_factor};
+use crate::index::strength::strength_reduce;
 use crate::layout::Swizzle;
 use crate::ptx::operand::AddressBase;
 use crate::ptx::{Address, Operand, Reg, RegClass, Space, Symbol, imm};

@@ -16,9 +16,9 @@
 use std::collections::BTreeMap;
 
 use super::error::LowerError;
-use super::prove::Prover;
 use crate::diag::Span;
 use crate::expr::Expr;
+use crate::index::prove::Prover;
 use crate::ptx::{
     Catalogue, Entry, EntryBuilder, Guard, Instruction, Label, Operand, ParamType, Reg, RegClass,
     Statement, Symbol,

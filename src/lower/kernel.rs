@@ -10,9 +10,9 @@ use super::Options;
 use super::emitter::Emitter;
 use super::error::LowerError;
 use super::irtext::Names;
-use super::prove::{Prover, group_size};
 use super::registers::RegisterFile;
 use super::shared::{SLICE_ALIGN, SharedPlan, plan_shared, unique_name};
+use crate::index::prove::{Prover, group_size};
 use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
 use crate::ptx::{Catalogue, Entry, ParamType};
 

@@ -1,35 +1,21 @@
 //! Stage 3, lowering: from the checked IR to the PTX model — one `.entry`
 //! per kernel, its statements walked (`walk`), its index expressions
 //! emitted as loop-invariant-hoisted, common-subexpression-free arithmetic
-//! (`index`, `address`), its storage allocated (`shared`, `registers`), and
-//! every atomic spec matched against the instruction catalogue (`isel`).
-//! `docs/lowering.md` records the decisions. The index arithmetic rests on
-//! what is known about a kernel's variables ([`facts`]), the analyses of
-//! index expressions ([`analysis`] over the [`interval`], [`congruence`] and
-//! [`bits`] domains), their simplification ([`simplify`]) and strength
-//! reduction ([`strength`]); `docs/index-arithmetic.md` states every rule.
+//! (`int_emit`, `address`), its storage allocated (`shared`, `registers`),
+//! and every atomic spec matched against the instruction catalogue (`isel`).
+//! `docs/lowering.md` records the decisions. Every question about an index
+//! expression goes to the index arithmetic ([`crate::index`]).
 
 pub mod address;
-pub mod analysis;
-pub mod bits;
-mod bitwise;
-pub mod congruence;
-mod divmod;
 pub mod emitter;
 pub mod error;
-pub mod facts;
 pub mod group;
-pub mod index;
-pub mod interval;
+pub mod int_emit;
 pub mod irtext;
 pub mod isel;
 pub mod kernel;
-mod linear;
-pub mod prove;
 pub mod registers;
 pub mod shared;
-pub mod simplify;
-pub mod strength;
 #[cfg(test)]
 pub mod testing;
 pub mod views;

@@ -150,7 +150,7 @@ impl RegisterFile {
 mod tests {
     use super::*;
     use crate::diag::Span;
-    use crate::lower::prove::Prover;
+    use crate::index::prove::Prover;
     use crate::lower::testing::registers;
     use crate::ptx::Catalogue;
 

@@ -5,9 +5,9 @@
 //! alignment, the conditions of vector instructions.
 
 use super::irtext::Names;
-use super::prove::Prover;
 use crate::diag::Span;
 use crate::expr::Expr;
+use crate::index::prove::Prover;
 use crate::ir::{BufferId, Memory, Scalar, View};
 use crate::layout::{Swizzle, Tuple};
 

@@ -10,7 +10,7 @@
 #![allow(dead_code)] // each test file uses a different part
 
 use graphene::expr::{Expr, Var};
-use graphene::lower::facts::{Facts, FactsBuilder};
+use graphene::index::facts::{Facts, FactsBuilder};
 
 /// Parses an expression; panics with the position on bad text (test input).
 pub fn expr(text: &str) -> Expr {

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::expr::Expr;
+use crate::index::prove::Prover;
 use crate::ir::{Scalar, View};
 use crate::lower::group::{GroupInfo, Unit};
-use crate::lower::prove::Prover;
 use crate::lower::testing::{col_major, level, tid, ty};
 
 fn operand(view: &View, role: &str) -> OperandInfo {

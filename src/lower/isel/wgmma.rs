@@ -22,13 +22,13 @@
 
 use super::super::error::LowerError;
 use super::super::group::Unit;
-use super::super::index::split_sum;
 use super::super::kernel::KernelLowering;
-use super::super::prove::constant_factor;
 use super::super::views::OperandInfo;
 use super::matrix::{essential, shape_text, type_name};
 use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
 use crate::expr::Expr;
+use crate::index::chain::split_sum;
+use crate::index::prove::constant_factor;
 use crate::ir::{Memory, Scalar};
 use crate::ptx::{Arch, Operand, Reg, RegClass, Sm, imm};
 

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the linear normal form of index
+//! Index arithmetic: the linear normal form of index
 //! expressions — a constant plus a sum of monomials with integer
 //! coefficients — and its canonical rebuilding into an [`Expr`].
 //!

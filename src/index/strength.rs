@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): strength reduction, the last step
+//! Index arithmetic: strength reduction, the last step
 //! before an index expression is emitted — multiplications, divisions and
 //! remainders by powers of two become shifts and masks (`shl`, `shr`,
 //! `and` in PTX, one cycle each, where `div`/`rem` are long sequences).

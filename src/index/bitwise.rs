@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the rules for `&`, `^`, `<<` and
+//! Index arithmetic: the rules for `&`, `^`, `<<` and
 //! `>>` — swizzled shared-memory addressing, `x ^ ((x >> S) & mask)`.
 //!
 //! Shifts by constants become multiplications and floor divisions (so the
@@ -157,8 +157,8 @@ impl Simplifier<'_> {
 #[cfg(test)]
 mod tests {
     use crate::expr::{Expr, Var};
-    use crate::lower::facts::Facts;
-    use crate::lower::simplify::simplify;
+    use crate::index::facts::Facts;
+    use crate::index::simplify::simplify;
 
     fn tid() -> Expr {
         Expr::var(Var::ThreadId)

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the known-bits domain — which bits
+//! Index arithmetic: the known-bits domain — which bits
 //! of an index expression's 64-bit two's-complement value are proven 0 or 1.
 //! Swizzled shared-memory addressing needs it: when `a` and `c` have no
 //! possible one-bit in common, `a + c == a | c == a ^ c`, so a swizzle

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the congruence domain — what an
+//! Index arithmetic: the congruence domain — what an
 //! index expression's value is modulo some number. Alignment proofs for
 //! vector memory instructions ("this offset is a multiple of 8") read it.
 //!

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): what is known about the variables
+//! Index arithmetic: what is known about the variables
 //! of one kernel — the premises of every analysis and simplification of its
 //! index expressions.
 //!

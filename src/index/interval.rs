@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the interval domain — inclusive
+//! Index arithmetic: the interval domain — inclusive
 //! bounds on the value of an index expression, and how each operator moves
 //! them.
 //!

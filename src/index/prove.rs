@@ -1,4 +1,4 @@
-//! Stage 3, lowering: what the lowering may assume about one kernel's index
+//! Index arithmetic: what the lowering may assume about one kernel's index
 //! values, and the proofs it asks for — simplification before emission,
 //! ranges, divisors (alignment of vector accesses) and possibly-set bits
 //! (whether a swizzle distributes over a sum).
@@ -266,7 +266,7 @@ mod tests {
         );
         let e = Expr::mul(row, 64.into());
         let simplified = prover.simplify(&e);
-        let (terms, constant) = super::super::index::split_sum(&simplified);
+        let (terms, constant) = crate::index::chain::split_sum(&simplified);
         assert_eq!((terms.len(), constant), (2, 0), "{simplified}");
         assert!(
             terms.iter().any(|t| t.vars() == [Var::Loop(0)]),

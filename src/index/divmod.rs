@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the rules for floor division and
+//! Index arithmetic: the rules for floor division and
 //! remainder — the heart of layout arithmetic, where coordinates are
 //! `(tid / stride) % shape` and offsets sum them with strides.
 //!

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): simplification of index
+//! Index arithmetic: simplification of index
 //! expressions under a kernel's [`Facts`], before instruction selection.
 //!
 //! The walk is bottom-up. At each node the children are already simplified

@@ -1,4 +1,4 @@
-//! Stage 3, lowering (index arithmetic): the analyses of an index expression
+//! Index arithmetic: the analyses of an index expression
 //! under a kernel's [`Facts`] — its range, a divisor of every value it takes,
 //! and its known bits.
 //!

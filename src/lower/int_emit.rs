@@ -11,8 +11,9 @@
 
 use super::emitter::{Emitter, Key};
 use super::error::LowerError;
-use super::prove::constant_factor;
 use crate::expr::{Expr, Var};
+use crate::index::chain::Chain;
+use crate::index::prove::constant_factor;
 use crate::ptx::{Operand, Reg, RegClass, imm};
 
 impl Emitter<'_> {
@@ -254,68 +255,4 @@ impl Emitter<'_> {
 /// factor that fits the instruction's 32-bit immediate.
 fn scaled(term: &Expr) -> Option<(&Expr, i64)> {
     constant_factor(term).filter(|&(_, c)| c > 0 && c <= i64::from(u32::MAX))
-}
-
-/// The two associative, commutative operations whose chains are
-/// reassociated.
-#[derive(Clone, Copy, Debug)]
-enum Chain {
-    Sum,
-    Xor,
-}
-
-impl Chain {
-    fn identity(self) -> i64 {
-        0
-    }
-
-    fn split(self, expr: &Expr, terms: &mut Vec<Expr>, constant: &mut i64) {
-        let links = match (self, expr) {
-            (Chain::Sum, Expr::Add(a, b)) | (Chain::Xor, Expr::Xor(a, b)) => Some((a, b)),
-            (Chain::Sum | Chain::Xor, Expr::Const(value)) => {
-                *constant = match self {
-                    Chain::Sum => constant.wrapping_add(*value),
-                    Chain::Xor => *constant ^ value,
-                };
-                return;
-            }
-            (Chain::Sum, Expr::Xor(..))
-            | (Chain::Xor, Expr::Add(..))
-            | (
-                Chain::Sum | Chain::Xor,
-                Expr::Var(_)
-                | Expr::Sub(..)
-                | Expr::Mul(..)
-                | Expr::Div(..)
-                | Expr::Rem(..)
-                | Expr::And(..)
-                | Expr::Shr(..)
-                | Expr::Shl(..),
-            ) => None,
-        };
-        match links {
-            Some((a, b)) => {
-                self.split(a, terms, constant);
-                self.split(b, terms, constant);
-            }
-            None => terms.push(expr.clone()),
-        }
-    }
-
-    /// The chain `prefix op term`, built without folding so that equal
-    /// prefixes give equal keys.
-    fn join(self, prefix: Expr, term: Expr) -> Expr {
-        match self {
-            Chain::Sum => Expr::Add(Box::new(prefix), Box::new(term)),
-            Chain::Xor => Expr::Xor(Box::new(prefix), Box::new(term)),
-        }
-    }
-}
-
-/// The terms of a sum and its constant part (`a + 3 + b` → `[a, b]`, 3).
-pub fn split_sum(expr: &Expr) -> (Vec<Expr>, i64) {
-    let mut terms = Vec::new();
-    let mut constant = 0;
-    Chain::Sum.split(expr, &mut terms, &mut constant);
-    (terms, constant)
 }
