@@ -5,6 +5,8 @@
 //! - [`LaunchPlan`]: the requirements checked, grid and block from the
 //!   launch groups, every global parameter sized and given a [`Role`]
 //!   (filled with random values, or poisoned), the [`Work`] for rates.
+//! - [`manifest`]: the same facts as JSON, with the grid, block and sizes
+//!   as expressions of the dims, for programs that launch the PTX themselves.
 //! - [`RunReport`], [`BenchReport`], [`json_rows`]: the summary lines and
 //!   the `--json` rows; [`rotation_sets`]: how many input sets a bench
 //!   rotates.
@@ -21,6 +23,7 @@ mod command;
 #[cfg(feature = "cuda")]
 mod device;
 mod dims;
+mod manifest;
 mod plan;
 mod report;
 
@@ -30,6 +33,7 @@ pub use command::{
 #[cfg(feature = "cuda")]
 pub use device::{RunError, bench_kernel, element_type, fill_bytes, run_kernel};
 pub use dims::{DimArg, DimValues};
+pub use manifest::{MANIFEST_VERSION, manifest};
 pub use plan::{LaunchPlan, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, ParamPlan, Role, Source, Work};
 pub use report::{
     BenchReport, CheckOutcome, MAX_SETS, ROTATION_BYTES, Rate, RunReport, Stats, json_rows,

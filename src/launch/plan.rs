@@ -233,7 +233,7 @@ fn check_requirement(
 }
 
 /// Which parameters the outermost spec reads and writes.
-fn roles(kernel: &Kernel) -> Vec<Role> {
+pub(super) fn roles(kernel: &Kernel) -> Vec<Role> {
     let root = &kernel.root;
     let accumulates = root.kind.accumulates();
     kernel

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use graphene::diag::{ColorChoice, Severity};
+use graphene::launch::{self, Source};
 use graphene::lower::{self, Options};
 use graphene::ptx::TargetName;
 use graphene::ptx::tools;
@@ -138,14 +139,14 @@ pub fn compile_one(
             return report;
         }
     };
+    let options = Options {
+        arch: args.arch,
+        annotate: args.annotate,
+        source: Some(Arc::from(report.source.as_str())),
+    };
     let (text, module) = match args.emit {
         Emit::Ir => (lower::program_text(&program), None),
-        Emit::Ptx => {
-            let options = Options {
-                arch: args.arch,
-                annotate: args.annotate,
-                source: Some(Arc::from(report.source.as_str())),
-            };
+        Emit::Ptx | Emit::Manifest => {
             let module = match lower::lower_program(&program, &options) {
                 Ok(module) => module,
                 Err(diagnostics) => {
@@ -153,7 +154,11 @@ pub fn compile_one(
                     return report;
                 }
             };
-            match module.to_ptx() {
+            let text = match args.emit {
+                Emit::Manifest => manifest_text(&program, &module, &name, &report.source),
+                Emit::Ptx | Emit::Ir => module.to_ptx(),
+            };
+            match text {
                 Ok(text) => (text, Some(module)),
                 Err(failure) => {
                     report.plain.push(error(format!("writing PTX: {failure}")));
@@ -178,10 +183,30 @@ pub fn compile_one(
             resources: None,
         });
     }
-    if let (Some(ptxas), Some(module)) = (ptxas, module) {
+    if let (Some(ptxas), Some(module), Emit::Ptx) = (ptxas, module, args.emit) {
         verify(&mut report, ptxas, &text, &module);
     }
     report
+}
+
+/// The launch manifest of a lowered program, as pretty-printed JSON.
+fn manifest_text(
+    program: &graphene::ir::Program,
+    module: &graphene::ptx::Module,
+    name: &str,
+    source: &str,
+) -> Result<String, graphene::ptx::PtxError> {
+    let target = module.target()?.name();
+    let shared: Vec<u32> = program
+        .kernels
+        .iter()
+        .map(|kernel| lower::dynamic_shared_bytes(kernel).unwrap_or(0))
+        .collect();
+    let source = Source { name, text: source };
+    let value = launch::manifest(program, source, &target.to_string(), &shared);
+    let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
+    text.push('\n');
+    Ok(text)
 }
 
 fn write(destination: &Destination, text: &str) -> std::io::Result<()> {

@@ -2,7 +2,7 @@
 //! lower → write), one file per input, in parallel.
 //!
 //! ```text
-//! ptxgen [build] FILES… [-o DIR|FILE] [--arch sm_XX[a]] [-j N] [--emit ptx|ir]
+//! ptxgen [build] FILES… [-o DIR|FILE] [--arch sm_XX[a]] [-j N] [--emit ptx|ir|manifest]
 //!        [--annotate] [--define NAME=VALUE]… [--message-format human|json]
 //!        [--verify] [--color auto|always|never]
 //! ```
@@ -67,6 +67,9 @@ pub enum Emit {
     Ptx,
     /// The checked IR, as text.
     Ir,
+    /// The launch manifest (JSON): per kernel, parameters, grid, block,
+    /// shared memory and requirements (docs/running.md, "Launch manifest").
+    Manifest,
 }
 
 /// How to print diagnostics and results.

@@ -31,6 +31,7 @@ pub fn extension(emit: Emit) -> &'static str {
     match emit {
         Emit::Ptx => "ptx",
         Emit::Ir => "ir",
+        Emit::Manifest => "json",
     }
 }
 
