@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Our GEMM against cuBLAS (PyTorch's `torch.matmul`), timed by benches/harness.py.
+
+C = A·B with A M×K row-major, B stored N×K (K contiguous: the `row.col` form
+our kernels read) and C M×N row-major, fp16 in and fp16 out on both sides
+(fp32 accumulation inside). The kernel defaults to `gemm_f16_sm90_f16out`
+(examples/gemm_f16_sm90.gph); any kernel with parameters %A, %B, %C of those
+layouts works (`--file examples/gemm_f16.gph --kernel gemm_f16_f16out`).
+
+    cargo build --release --features cuda     # only `ptxgen build` is used: any build works
+    python3 benches/gemm_vs_cublas.py                         # the sizes of docs/performance.md
+    python3 benches/gemm_vs_cublas.py 4096x4096x4096 -D STAGES=4
+    python3 benches/gemm_vs_cublas.py --json out.json
+
+For each size: both outputs are checked against an f64 product of sampled
+rows (and ours for unwritten elements), then the two sides are timed
+interleaved in this process (harness.compare), back to back and from CUDA
+graphs. TFLOP/s = 2·M·N·K / median time.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+SIZES = [
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (5120, 5120, 2048),
+    (5376, 5376, 2048),
+]
+
+
+def parse_size(text):
+    parts = text.lower().split("x")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"expected MxNxK, got {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def build(ptxgen, source, defines, folder):
+    """PTX and manifest of `source`, from `ptxgen build`."""
+    ptx, manifest = os.path.join(folder, "kernel.ptx"), os.path.join(folder, "kernel.json")
+    flags = [arg for define in defines for arg in ("--define", define)]
+    for emit, out in (("ptx", ptx), ("manifest", manifest)):
+        subprocess.run([ptxgen, source, "--emit", emit, "-o", out, *flags], check=True)
+    return ptx, manifest
+
+
+def relative_error(torch, out, a, bt, rows):
+    """‖out − A·B‖ / ‖A·B‖ over the sampled rows, in f64."""
+    reference = a[rows].double() @ bt.double().t()
+    got = out[rows].double()
+    return (torch.linalg.norm(got - reference) / torch.linalg.norm(reference)).item()
+
+
+def one_size(torch, kernel, m, n, k, args):
+    dims = {"M": m, "N": n, "K": k}
+    set_bytes = 2 * (m * k + n * k + m * n)
+    free, _total = torch.cuda.mem_get_info()
+    sets = harness.rotation_sets(set_bytes, free // 2)
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+
+    def new_set():
+        a = torch.rand((m, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+        bt = torch.rand((n, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+        return a, bt, torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+
+    ours_sets = [new_set() for _ in range(sets)]
+    base_sets = [new_set() for _ in range(sets)]
+    ours = [kernel.bind({"%A": a, "%B": bt, "%C": c}, dims) for a, bt, c in ours_sets]
+    baseline = [(lambda a=a, bt=bt, c=c: torch.matmul(a, bt.t(), out=c)) for a, bt, c in base_sets]
+
+    # Correctness of both sides on their first set, before any timing.
+    ours[0]()
+    baseline[0]()
+    torch.cuda.synchronize()
+    rows = torch.randperm(m, generator=gen, device="cuda")[: min(m, 256)]
+    a, bt, c = ours_sets[0]
+    unwritten = torch.isnan(c).sum().item()
+    ours_error = relative_error(torch, c, a, bt, rows)
+    a, bt, c = base_sets[0]
+    base_error = relative_error(torch, c, a, bt, rows)
+    ok = unwritten == 0 and ours_error < 1e-2 and base_error < 1e-2
+
+    timing = harness.compare(torch, ours, baseline, pairs=args.pairs, launches=args.launches, warmup=args.warmup)
+    flops = 2.0 * m * n * k
+    row = {
+        "m": m,
+        "n": n,
+        "k": k,
+        "sets_per_side": sets,
+        "ours_relative_error": ours_error,
+        "cublas_relative_error": base_error,
+        "ours_unwritten": unwritten,
+        "correct": ok,
+        **timing,
+    }
+    for key in ("ours_ms", "baseline_ms", "graph_ours_ms", "graph_baseline_ms"):
+        if key in timing:
+            row[key.replace("_ms", "_tflops")] = flops / (harness.summary(timing[key])[0] * 1e-3) / 1e12
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sizes", nargs="*", type=parse_size, help="MxNxK (default: the standard list)")
+    parser.add_argument("--ptxgen", default="target/release/ptxgen")
+    parser.add_argument("--file", default="examples/gemm_f16_sm90.gph")
+    parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
+    parser.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE, passed to ptxgen")
+    parser.add_argument("--pairs", type=int, default=5, help="ours/cuBLAS measurement pairs per size")
+    parser.add_argument("--launches", type=int, default=50, help="timed launches per measurement")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write the results to this file")
+    args = parser.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        sys.exit("gemm_vs_cublas.py: PyTorch is not installed")
+    if not torch.cuda.is_available():
+        sys.exit("gemm_vs_cublas.py: no CUDA device visible to PyTorch")
+    if not os.access(args.ptxgen, os.X_OK):
+        sys.exit(f"gemm_vs_cublas.py: no ptxgen at {args.ptxgen} (cargo build --release, or --ptxgen PATH)")
+
+    facts = harness.device_facts(torch)
+    with tempfile.TemporaryDirectory() as folder:
+        ptx, manifest = build(args.ptxgen, args.file, args.define, folder)
+        kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
+        print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
+        print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")
+        print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = cuBLAS time / ours")
+        print(
+            f"{'M':>6} {'N':>6} {'K':>6} {'ours TF/s':>9} {'cuBLAS':>8} {'ratio':>6} {'(lo-hi)':>13}"
+            f" {'graph ours':>10} {'cuBLAS':>8} {'ratio':>6}  check"
+        )
+        rows = []
+        for m, n, k in args.sizes or SIZES:
+            row = one_size(torch, kernel, m, n, k, args)
+            ratio, lo, hi, _ = harness.summary(row["ratio"])
+            graph_ratio = harness.summary(row["graph_ratio"])[0]
+            check = "ok" if row["correct"] else "FAIL"
+            print(
+                f"{m:>6} {n:>6} {k:>6} {row['ours_tflops']:>9.1f} {row['baseline_tflops']:>8.1f} {ratio:>6.3f}"
+                f" {f'({lo:.3f}-{hi:.3f})':>13} {row['graph_ours_tflops']:>10.1f} {row['graph_baseline_tflops']:>8.1f}"
+                f" {graph_ratio:>6.3f}  {check} (err {row['ours_relative_error']:.1e} / {row['cublas_relative_error']:.1e},"
+                f" unwritten {row['ours_unwritten']})",
+                flush=True,
+            )
+            rows.append(row)
+            torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": facts, "kernel": args.kernel, "file": args.file, "defines": args.define, "results": rows}, f, indent=1)
+    if not all(row["correct"] for row in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
