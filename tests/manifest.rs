@@ -1,0 +1,192 @@
+//! The launch manifest (`ptxgen --emit manifest`) says what the launch plan
+//! says: for every example kernel, its expressions evaluated with dims bound
+//! give the grid, block, allocation sizes and dynamic shared memory that
+//! `launch::LaunchPlan` computes for `ptxgen run`. The expressions are
+//! evaluated twice — here, by a small evaluator of the documented syntax,
+//! and by the benchmark harness's reader (`benches/harness.py`) when python3
+//! is installed.
+
+use std::path::Path;
+use std::process::Command;
+
+use graphene::launch::{CompiledFile, LaunchPlan};
+use serde_json::Value;
+
+/// Dims that satisfy every example's requirements (multiples of 256).
+const DIM_VALUE: i64 = 512;
+
+fn manifest_of(example: &str) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_ptxgen"))
+        .args([example, "--emit", "manifest", "-o", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("ptxgen runs");
+    assert!(
+        output.status.success(),
+        "{example}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the manifest is JSON")
+}
+
+/// The documented expression syntax: integers, names, `+ - * / %`,
+/// parentheses, usual precedence, `/` floor division.
+fn evaluate(text: &str, value_of: &dyn Fn(&str) -> i64) -> i64 {
+    fn sum(tokens: &[String], at: &mut usize, value_of: &dyn Fn(&str) -> i64) -> i64 {
+        let mut value = product(tokens, at, value_of);
+        while let Some(op) = tokens.get(*at).filter(|t| *t == "+" || *t == "-").cloned() {
+            *at += 1;
+            let rhs = product(tokens, at, value_of);
+            value = if op == "+" { value + rhs } else { value - rhs };
+        }
+        value
+    }
+    fn product(tokens: &[String], at: &mut usize, value_of: &dyn Fn(&str) -> i64) -> i64 {
+        let mut value = atom(tokens, at, value_of);
+        while let Some(op) = tokens
+            .get(*at)
+            .filter(|t| ["*", "/", "%"].contains(&t.as_str()))
+            .cloned()
+        {
+            *at += 1;
+            let rhs = atom(tokens, at, value_of);
+            value = match op.as_str() {
+                "*" => value * rhs,
+                "/" => value.div_euclid(rhs),
+                _ => value.rem_euclid(rhs),
+            };
+        }
+        value
+    }
+    fn atom(tokens: &[String], at: &mut usize, value_of: &dyn Fn(&str) -> i64) -> i64 {
+        let token = tokens[*at].clone();
+        *at += 1;
+        if token == "(" {
+            let value = sum(tokens, at, value_of);
+            assert_eq!(tokens[*at], ")");
+            *at += 1;
+            return value;
+        }
+        token.parse().unwrap_or_else(|_| value_of(&token))
+    }
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            tokens.push(std::mem::take(&mut word));
+        }
+        if !c.is_whitespace() {
+            tokens.push(c.to_string());
+        }
+    }
+    if !word.is_empty() {
+        tokens.push(word);
+    }
+    let mut at = 0;
+    let value = sum(&tokens, &mut at, value_of);
+    assert_eq!(at, tokens.len(), "`{text}` read to its end");
+    value
+}
+
+fn examples() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
+        .map(|path| format!("examples/{}", path.file_name().unwrap().to_string_lossy()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_example_manifest_agrees_with_the_launch_plan() {
+    for example in examples() {
+        let manifest = manifest_of(&example);
+        assert_eq!(manifest["manifest"], 1);
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&example)).unwrap();
+        let compiled = CompiledFile::compile(&example, &text, &[], None).expect("compiles");
+        for (i, kernel) in compiled.program.kernels.iter().enumerate() {
+            let entry = &manifest["kernels"][i];
+            assert_eq!(entry["name"], kernel.name.as_str());
+            let dims = vec![DIM_VALUE; kernel.dims.len()];
+            let plan = LaunchPlan::new(kernel, &dims, compiled.dynamic_shared_bytes[i], None)
+                .unwrap_or_else(|e| panic!("{example} {}: {e}", kernel.name));
+            let names: Vec<&str> = kernel.dims.iter().map(|d| d.name.as_str()).collect();
+            let value_of = |name: &str| {
+                assert!(names.contains(&name), "{example}: `{name}` is not a dim");
+                DIM_VALUE
+            };
+            let at = |field: &str, i: usize| evaluate(entry[field][i].as_str().unwrap(), &value_of);
+            assert_eq!(
+                at("grid", 0),
+                i64::from(plan.grid),
+                "{example} {} grid",
+                kernel.name
+            );
+            assert_eq!(
+                at("block", 0),
+                i64::from(plan.block),
+                "{example} {} block",
+                kernel.name
+            );
+            assert_eq!(entry["dynamic_shared_bytes"], plan.dynamic_shared_bytes);
+            let params = entry["params"].as_array().unwrap();
+            assert_eq!(params.len(), plan.params.len() + kernel.dims.len());
+            for (param, planned) in params.iter().zip(&plan.params) {
+                assert_eq!(param["name"], planned.name.as_str());
+                let elements = evaluate(param["elements"].as_str().unwrap(), &value_of);
+                assert_eq!(
+                    elements as usize, planned.elements,
+                    "{example} {}",
+                    planned.name
+                );
+            }
+            for (param, dim) in params[plan.params.len()..].iter().zip(&names) {
+                assert_eq!(param["name"], *dim);
+                assert_eq!(param["type"], "u32");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_harness_reads_the_manifest_as_the_plan_does() {
+    let python = Command::new("python3").arg("--version").output();
+    if !python.is_ok_and(|out| out.status.success()) {
+        eprintln!(
+            "skipped: python3 is not installed (the harness's manifest reader is not exercised)"
+        );
+        return;
+    }
+    let manifest = manifest_of("examples/gemm_f16_sm90.gph");
+    let entry = &manifest["kernels"][0];
+    let script = format!(
+        "import sys; sys.path.insert(0, 'benches'); import harness\n\
+         dims = {{'M': 4096, 'N': 2048, 'K': 1024}}\n\
+         print(harness.evaluate({grid:?}, dims), harness.evaluate({elements:?}, dims))",
+        grid = entry["grid"][0].as_str().unwrap(),
+        elements = entry["params"][0]["elements"].as_str().unwrap(),
+    );
+    let output = Command::new("python3")
+        .args(["-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // 4096/128 · 2048/256 blocks; A holds M·K elements.
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        format!("{} {}", 32 * 8, 4096 * 1024)
+    );
+}
