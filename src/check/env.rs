@@ -137,6 +137,9 @@ pub(crate) struct LoopInfo {
     pub unroll: bool,
     /// `lo`, `hi` and `step` when all three are constants.
     pub constant_bounds: Option<(i64, i64, i64)>,
+    /// `hi - 1`, the largest value the variable can take, as an expression
+    /// over the dims (when the bound depends on nothing else).
+    pub last: Option<Expr>,
 }
 
 /// The kernel's launch, known once its outermost spec has been checked.
@@ -205,6 +208,18 @@ pub(crate) struct Checker {
     pub diags: Vec<Diagnostic>,
     /// Every definition in the kernel, for "used before its definition".
     defs: BTreeMap<(Namespace, String), Vec<Span>>,
+    /// What the enclosing `if` conditions guarantee, innermost last.
+    pub guards: Vec<Guard>,
+}
+
+/// `value ≤ at_most`, known inside the branch of an `if` whose condition
+/// says so (`if (k + 2 < K/64)` guards `k + 2 ≤ K/64 - 1`).
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) struct Guard {
+    /// The guarded expression.
+    pub value: Expr,
+    /// Its largest value inside the branch.
+    pub at_most: Expr,
 }
 
 impl Checker {
@@ -222,6 +237,7 @@ impl Checker {
             launch: None,
             diags: Vec::new(),
             defs: BTreeMap::new(),
+            guards: Vec::new(),
         }
     }
 

@@ -5,14 +5,14 @@
 //! whose groups are the launch.
 
 use crate::diag::{Diagnostic, Span};
-use crate::expr::Expr;
+use crate::expr::{Expr, Var};
 use crate::ir::{self, NamedSpan};
 use crate::syntax::ast::{
     self, AsyncQueue, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
 };
 
 use super::codes;
-use super::env::{Binding, Checked, Checker, LoopInfo, Namespace, Poisoned};
+use super::env::{Binding, Checked, Checker, Guard, LoopInfo, Namespace, Poisoned};
 use super::ints::IntContext;
 use super::symbolic::needs_positive_check;
 
@@ -331,7 +331,13 @@ impl Checker {
             .ok()
             .and_then(|hi| self.bounds(hi).hi())
             .and_then(|hi| hi.checked_sub(1));
+        let symbolic_last = hi
+            .as_ref()
+            .ok()
+            .filter(|hi| hi.vars().iter().all(|var| matches!(var, Var::Dim(_))))
+            .map(|hi| Expr::sub(hi.clone(), Expr::Const(1)));
         self.kernel.loop_info.push(LoopInfo {
+            last: symbolic_last,
             range: (first, last),
             header: Span::new(span.start, for_loop.bound.span.end),
             unroll: false,
@@ -356,11 +362,17 @@ impl Checker {
 
     /// `if … else if … else …` becomes nested `IfStmt`s, one per branch.
     fn if_stmt(&mut self, if_stmt: &IfStmt, span: Span) -> Option<ir::Stmt> {
-        let branches: Vec<(Checked<ir::Cond>, Vec<ir::Stmt>, Span)> = if_stmt
-            .branches
-            .iter()
-            .map(|(cond, block)| (self.cond(cond), self.block(block), cond.span))
-            .collect();
+        let mut branches: Vec<(Checked<ir::Cond>, Vec<ir::Stmt>, Span)> = Vec::new();
+        for (cond, block) in &if_stmt.branches {
+            let checked = self.cond(cond);
+            let depth = self.guards.len();
+            if let Ok(condition) = &checked {
+                guards_of(condition, &mut self.guards);
+            }
+            let body = self.block(block);
+            self.guards.truncate(depth);
+            branches.push((checked, body, cond.span));
+        }
         let mut else_body = if_stmt
             .otherwise
             .as_ref()
@@ -453,4 +465,33 @@ fn is_short_constant_loop(bounds: Option<(i64, i64, i64)>) -> bool {
         .and_then(|span| span.checked_add(step - 1))
         .map(|rounded| rounded / step);
     trips.is_some_and(|trips| trips <= SHORT_LOOP_TRIP_COUNT)
+}
+
+/// The bounds a condition guarantees inside its branch: `a < b` gives
+/// `a ≤ b - 1`, `a >= b` gives `b ≤ a`, `==` both ways, `&&` both sides;
+/// `||` and `!=` guarantee no bound.
+fn guards_of(condition: &ir::Cond, out: &mut Vec<Guard>) {
+    let at_most = |value: &Expr, bound: Expr| Guard {
+        value: value.clone(),
+        at_most: bound,
+    };
+    let less = |bound: &Expr| Expr::sub(bound.clone(), Expr::Const(1));
+    match condition {
+        ir::Cond::Compare(op, a, b) => match op {
+            ir::CompareOp::Lt => out.push(at_most(a, less(b))),
+            ir::CompareOp::Le => out.push(at_most(a, b.clone())),
+            ir::CompareOp::Gt => out.push(at_most(b, less(a))),
+            ir::CompareOp::Ge => out.push(at_most(b, a.clone())),
+            ir::CompareOp::Eq => {
+                out.push(at_most(a, b.clone()));
+                out.push(at_most(b, a.clone()));
+            }
+            ir::CompareOp::Ne => {}
+        },
+        ir::Cond::And(a, b) => {
+            guards_of(a, out);
+            guards_of(b, out);
+        }
+        ir::Cond::Or(..) => {}
+    }
 }

@@ -177,6 +177,75 @@ pub(crate) fn same_tuple(a: &Tuple<Expr>, b: &Tuple<Expr>) -> bool {
             .all(|(x, y)| same(x, y))
 }
 
+/// The sign of an expression over the dims, as far as its form decides it
+/// for every value of its atoms (dims, quotients, remainders) that is ≥ 0.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Sign {
+    /// ≥ 0 whatever the dims: every coefficient and the constant are ≥ 0.
+    NonNegative,
+    /// < 0 whatever the dims: no coefficient is positive and the constant
+    /// is negative. Carries the constant, the largest value it takes.
+    Negative(i64),
+    /// Depends on the dims (or the form is not a sum of products).
+    Unknown,
+}
+
+/// Decides the sign of `expr` from its normal form: a sum of
+/// coefficient × product of atoms, every atom non-negative.
+pub(crate) fn sign(expr: &Expr) -> Sign {
+    let mut terms = Vec::new();
+    if collect_terms(expr, 1, &mut terms).is_none() {
+        return Sign::Unknown;
+    }
+    let mut constant: i64 = 0;
+    let (mut any_positive, mut any_negative) = (false, false);
+    let mut by_factors: Vec<Term> = Vec::new();
+    for (coefficient, factors) in terms {
+        if factors.is_empty() {
+            constant = match constant.checked_add(coefficient) {
+                Some(sum) => sum,
+                None => return Sign::Unknown,
+            };
+            continue;
+        }
+        match by_factors.iter_mut().find(|term| term.1 == factors) {
+            Some(term) => term.0 = term.0.saturating_add(coefficient),
+            None => by_factors.push((coefficient, factors)),
+        }
+    }
+    for (coefficient, _) in &by_factors {
+        any_positive |= *coefficient > 0;
+        any_negative |= *coefficient < 0;
+    }
+    match (any_positive, any_negative) {
+        (_, false) if constant >= 0 => Sign::NonNegative,
+        (false, _) if constant < 0 => Sign::Negative(constant),
+        _ => Sign::Unknown,
+    }
+}
+
+/// `n / d` when `n`'s normal form is a single product with `d` among its
+/// factors (`(M/128)*(N/256)` over `M/128` is `N/256`).
+pub(crate) fn exact_quotient(n: &Expr, d: &Expr) -> Option<Expr> {
+    let mut terms = Vec::new();
+    collect_terms(n, 1, &mut terms)?;
+    let [(coefficient, factors)] = terms.as_slice() else {
+        return None;
+    };
+    let divisor = normalize(d);
+    let at = factors
+        .iter()
+        .position(|factor| normalize(factor) == divisor)?;
+    let rest = factors
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .fold(Expr::Const(*coefficient), |product, (_, factor)| {
+            Expr::mul(product, factor.clone())
+        });
+    Some(rest)
+}
+
 /// A term: a coefficient times sorted factors.
 type Term = (i64, Vec<Expr>);
 

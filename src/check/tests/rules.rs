@@ -344,3 +344,66 @@ fn defines_override_constants() {
     assert_eq!(errors[0].code, codes::UNKNOWN_DEFINE);
     assert!(errors[0].primary.message.contains("BM"), "{:?}", errors[0]);
 }
+
+/// Coordinates whose largest value or extent is symbolic are compared by
+/// their form: in range, out of range for every value of the dims, or in
+/// range under a launch requirement; an enclosing `if` bounds what it guards.
+#[test]
+fn symbolic_coordinates_are_checked_against_their_extents() {
+    let rejected = [
+        (
+            "a grid one block larger than the mode it indexes",
+            "%a:[B].fp32.GL\n#g:[B + 1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@b = #g.indices()\n%a[@b] <- Init<0.0><<<#g.scalar(), #t>>>()\n}",
+        ),
+        (
+            "the coordinate M in a mode of extent M",
+            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n%a[M] <- Init<0.0><<<#g, #t>>>()\n}",
+        ),
+        (
+            "a loop one step past its mode",
+            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M + 1; k += 1) {\n%a[k] <- Init<0.0><<<#g, #t>>>()\n}\n}",
+        ),
+        (
+            "a guard one too loose",
+            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 1 <= M) {\n%a[k + 1] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
+        ),
+    ];
+    for (what, src) in rejected {
+        let src = format!("kernel k {{\n{src}\n}}\n");
+        assert_eq!(codes_of(&src), [codes::OUT_OF_RANGE], "{what}");
+    }
+    let accepted = [
+        (
+            "a guarded neighbour (`if (@t < 255) { … [@t + 1] }`)",
+            "%a:[256].fp32.SH\n#g:[1].block\n#t:[256].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@t = #t.indices()\nif (@t < 255) {\n%a[@t + 1] <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n}\n}",
+        ),
+        (
+            "a guarded tile ahead (`if (k + 2 < M) { … [k + 2] }`)",
+            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 2 < M) {\n%a[k + 2] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
+        ),
+        (
+            "a symbolic grid over its own mode",
+            "%a:[B].fp32.GL\n#g:[B].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@b = #g.indices()\n%a[@b] <- Init<0.0><<<#g.scalar(), #t>>>()\n}",
+        ),
+    ];
+    for (what, src) in accepted {
+        let src = format!("kernel k {{\n{src}\n}}\n");
+        let result = check("accepted.gph", &src);
+        assert!(result.is_ok(), "{what}: {:#?}", result.err());
+    }
+}
+
+/// A coordinate the form cannot place against its extent (`@b + M` in a
+/// mode of `2*M`) becomes a launch requirement instead of silent code.
+#[test]
+fn an_undecided_symbolic_coordinate_becomes_a_launch_requirement() {
+    let src = "kernel k {\n%a:[M*2].fp32.GL\n#g:[N].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@b = #g.indices()\n%a[@b + M] <- Init<0.0><<<#g.scalar(), #t>>>()\n}\n}\n";
+    let program = check("requirement.gph", src).expect("accepted with a requirement");
+    let requirements = &program.kernels[0].requirements;
+    assert!(
+        requirements
+            .iter()
+            .any(|r| matches!(r, crate::ir::Requirement::Positive { .. })),
+        "{requirements:#?}"
+    );
+}
