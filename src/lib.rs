@@ -20,3 +20,4 @@ pub mod reference;
 pub mod runtime;
 pub mod syntax;
 pub mod viz;
+pub mod vocab;

@@ -4,7 +4,7 @@
 //! (`[2,2 : 8,128]`), whole tensor and group types.
 
 use crate::expr::{Expr, Var};
-use crate::ir::{GroupKind, GroupType, Level, Memory, NamedSpan, Scalar, TensorType};
+use crate::ir::{GroupType, Level, Memory, NamedSpan, Scalar, TensorType};
 use crate::layout::{Swizzle, Tuple};
 
 /// The names an expression's variables print as.
@@ -165,20 +165,12 @@ pub fn tensor_type_text(ty: &TensorType, names: &Names) -> String {
     )
 }
 
-/// The name of a group kind.
-pub(crate) fn kind_text(kind: GroupKind) -> &'static str {
-    match kind {
-        GroupKind::Thread => "thread",
-        GroupKind::Block => "block",
-    }
-}
-
 /// A group type in full: `[2,2 : 16,8].[8 : 1].thread`.
 pub fn group_type_text(ty: &GroupType, names: &Names) -> String {
     format!(
         "{}.{}",
         join_levels(ty.levels.iter().map(|l| level_text(l, names))),
-        kind_text(ty.kind)
+        ty.kind.name()
     )
 }
 

@@ -9,8 +9,7 @@ use std::fmt::Write;
 
 use crate::expr::{Expr, Var};
 use crate::ir::{
-    BufferKind, Cond, GroupKind, GroupType, Kernel, Level, Program, SpecKind, SpecStmt, Stmt,
-    TensorType, View,
+    BufferKind, Cond, GroupType, Kernel, Level, Program, SpecKind, SpecStmt, Stmt, TensorType, View,
 };
 use crate::layout::Tuple;
 
@@ -129,13 +128,7 @@ impl Names {
     /// A group type: `[4 : 32].[32 : 1].thread`.
     pub fn group_type(&self, group: &GroupType) -> String {
         let mut out: Vec<String> = group.levels.iter().map(|level| self.level(level)).collect();
-        out.push(
-            match group.kind {
-                GroupKind::Thread => "thread",
-                GroupKind::Block => "block",
-            }
-            .to_string(),
-        );
+        out.push(group.kind.name().to_string());
         out.join(".")
     }
 
@@ -156,15 +149,7 @@ impl Names {
     pub fn cond(&self, cond: &Cond) -> String {
         match cond {
             Cond::Compare(op, a, b) => {
-                let op = match op {
-                    crate::ir::CompareOp::Eq => "==",
-                    crate::ir::CompareOp::Ne => "!=",
-                    crate::ir::CompareOp::Lt => "<",
-                    crate::ir::CompareOp::Le => "<=",
-                    crate::ir::CompareOp::Gt => ">",
-                    crate::ir::CompareOp::Ge => ">=",
-                };
-                format!("{} {op} {}", self.expr(a), self.expr(b))
+                format!("{} {} {}", self.expr(a), op.symbol(), self.expr(b))
             }
             Cond::And(a, b) => format!("({}) && ({})", self.cond(a), self.cond(b)),
             Cond::Or(a, b) => format!("({}) || ({})", self.cond(a), self.cond(b)),
@@ -209,42 +194,15 @@ pub fn spec_kind(kind: &SpecKind) -> String {
             (true, true) => "MatMul<async>".into(),
             (true, false) => "MatMul".into(),
         },
-        SpecKind::Unary(op) => format!("UnaryPointwise<{}>", unary_name(*op)),
-        SpecKind::Binary(op) => format!("BinaryPointwise<{}>", binary_name(*op)),
+        SpecKind::Unary(op) => format!("UnaryPointwise<{}>", op.name()),
+        SpecKind::Binary(op) => format!("BinaryPointwise<{}>", op.name()),
         SpecKind::Reduction { op, axes } => {
             let axes: Vec<String> = axes.iter().map(u32::to_string).collect();
-            let op = match op {
-                crate::ir::ReduceOp::Add => "add",
-                crate::ir::ReduceOp::Max => "max",
-            };
-            format!("Reduction<{op}, [{}]>", axes.join(", "))
+            format!("Reduction<{}, [{}]>", op.name(), axes.join(", "))
         }
         SpecKind::Shfl { mask } => format!("Shfl<bfly, {mask}>"),
         SpecKind::Init { value } => format!("Init<{value:?}>"),
         SpecKind::Generic => "Spec".into(),
-    }
-}
-
-/// The IR name of a unary operation.
-pub fn unary_name(op: crate::ir::UnaryOp) -> &'static str {
-    match op {
-        crate::ir::UnaryOp::Relu => "relu",
-        crate::ir::UnaryOp::Exp => "exp",
-        crate::ir::UnaryOp::Exp2 => "exp2",
-        crate::ir::UnaryOp::Rsqrt => "rsqrt",
-        crate::ir::UnaryOp::Neg => "neg",
-        crate::ir::UnaryOp::Abs => "abs",
-    }
-}
-
-/// The IR name of a binary operation.
-pub fn binary_name(op: crate::ir::BinaryOp) -> &'static str {
-    match op {
-        crate::ir::BinaryOp::Add => "add",
-        crate::ir::BinaryOp::Sub => "sub",
-        crate::ir::BinaryOp::Mul => "mul",
-        crate::ir::BinaryOp::Max => "max",
-        crate::ir::BinaryOp::Min => "min",
     }
 }
 
