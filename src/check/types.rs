@@ -12,8 +12,8 @@ use crate::syntax::ast::{self, IntExpr};
 use super::codes;
 use super::env::{Checked, Checker, Poisoned};
 use super::ints::IntContext;
-use super::print::{self, Names};
 use super::symbolic::{col_major, needs_positive_check, same_tuple, size};
+use crate::ir::print::{self, Names};
 
 /// One level as written: its dims and, if written, its strides.
 ///
@@ -100,6 +100,7 @@ impl Checker {
         Names {
             dims: &self.kernel.dims,
             loops: &self.kernel.loops,
+            buffers: &self.kernel.buffers,
         }
     }
 

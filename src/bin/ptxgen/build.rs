@@ -139,7 +139,7 @@ pub fn compile_one(
         }
     };
     let (text, module) = match args.emit {
-        Emit::Ir => (lower::program_text(&program), None),
+        Emit::Ir => (graphene::ir::print::program_text(&program), None),
         Emit::Ptx => {
             let options = Options {
                 arch: args.arch,

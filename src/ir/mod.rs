@@ -5,14 +5,18 @@
 //! offset (an [`Expr`] over thread/block ids, loop variables and symbolic
 //! dims) and its full type. Nothing here refers back to the AST except spans.
 //! Only the checker constructs a [`Program`] (its fields are public for the
-//! consumers and for tests that build IR by hand).
+//! consumers and for tests that build IR by hand). Its index expressions
+//! are [`expr`]; its text is [`print`].
+
+pub mod expr;
+pub mod print;
 
 pub use crate::diag::Span;
-use crate::expr::Expr;
 use crate::layout::{Swizzle, Tuple};
 pub use crate::vocab::{
     AsyncQueue, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, UnaryOp,
 };
+use expr::Expr;
 
 /// A checked `.gph` file.
 #[derive(Clone, PartialEq, Debug)]
