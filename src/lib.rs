@@ -8,7 +8,6 @@
 
 pub mod check;
 pub mod diag;
-pub mod expr;
 pub mod index;
 pub mod ir;
 pub mod launch;
@@ -20,3 +19,8 @@ pub mod reference;
 pub mod runtime;
 pub mod syntax;
 pub mod viz;
+pub mod vocab;
+
+/// The index expressions, kept at their old path while callers move to
+/// `ir::expr`.
+pub use ir::expr;

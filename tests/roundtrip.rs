@@ -143,12 +143,12 @@ fn cond() -> BoxedStrategy<Cond> {
 
 fn cond_unboxed() -> impl Strategy<Value = Cond> {
     let cmp = prop_oneof![
-        Just(CmpOp::Eq),
-        Just(CmpOp::Ne),
-        Just(CmpOp::Lt),
-        Just(CmpOp::Le),
-        Just(CmpOp::Gt),
-        Just(CmpOp::Ge)
+        Just(CompareOp::Eq),
+        Just(CompareOp::Ne),
+        Just(CompareOp::Lt),
+        Just(CompareOp::Le),
+        Just(CompareOp::Gt),
+        Just(CompareOp::Ge)
     ];
     let leaf = (cmp, int_expr(), int_expr()).prop_map(|(op, a, b)| Cond {
         kind: CondKind::Compare(op, a, b),

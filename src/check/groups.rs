@@ -12,7 +12,6 @@ use crate::syntax::ast::{self, ExprKind, IndexPattern, IndexPatternKind, Indices
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, GroupVal, Launch, Namespace, Poisoned};
-use super::print::kind_text;
 use super::symbolic::{constant_flat_layout, modes, same, size};
 
 /// A mode of a group with the current id's digits, leaf for leaf.
@@ -317,7 +316,7 @@ impl Checker {
         ] {
             if !ok {
                 let text = self.group_text(&group.ty);
-                let what = kind_text(group.ty.kind);
+                let what = group.ty.kind.name();
                 self.report(
                     Diagnostic::error(
                         codes::BAD_LAUNCH_SIZE,
@@ -363,7 +362,7 @@ impl Checker {
             | ExprKind::Index(..) => None,
         };
         if declaration.is_none_or(|(declared, _)| !declared) {
-            let what = kind_text(kind);
+            let what = kind.name();
             let mut diagnostic = Diagnostic::error(
                 codes::LAUNCH_NOT_DECLARED,
                 format!("the outermost spec must name a {what} group declared at kernel scope"),
@@ -389,7 +388,7 @@ impl Checker {
         if value.ty.kind == kind {
             return Ok(());
         }
-        let (expected, found) = (kind_text(kind), kind_text(value.ty.kind));
+        let (expected, found) = (kind.name(), value.ty.kind.name());
         let position = match kind {
             GroupKind::Block => "first",
             GroupKind::Thread => "second",
@@ -439,7 +438,7 @@ impl Checker {
             GroupKind::Block => (launch.blocks_origin.clone(), launch.grid_size),
             GroupKind::Thread => (launch.threads_origin.clone(), Some(launch.block_size)),
         };
-        let what = kind_text(kind);
+        let what = kind.name();
         if value.origin != origin {
             return Err(self.fail(
                 Diagnostic::error(

@@ -23,7 +23,6 @@ mod ints;
 mod lanes;
 mod occupancy;
 mod pending;
-mod print;
 mod rules;
 mod session;
 mod stmts;
@@ -42,8 +41,8 @@ use crate::syntax::ast::{ConstDef, File, Item};
 
 use env::{Checker, ConstEntry};
 
+pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
 pub use groups::MAX_BLOCK_SIZE;
-pub use print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
 pub use session::{Session, Shown};
 pub use symbolic::constant_layout;
 

@@ -13,8 +13,8 @@ use crate::syntax::Line;
 use crate::syntax::ast::{self, ConstDef, IndexPattern, IndexPatternKind, Stmt, StmtKind};
 
 use super::env::{Binding, Checked, Checker, Namespace};
-use super::print::Names;
 use super::views::Value;
+use crate::ir::print::Names;
 
 /// What a REPL line computed, for the REPL to show.
 #[derive(Clone, PartialEq, Debug)]

@@ -16,45 +16,6 @@ use super::env::{Binding, Checked, Checker, Guard, LoopInfo, Namespace, Poisoned
 use super::ints::IntContext;
 use super::symbolic::needs_positive_check;
 
-fn unary(op: ast::UnaryOp) -> ir::UnaryOp {
-    match op {
-        ast::UnaryOp::Relu => ir::UnaryOp::Relu,
-        ast::UnaryOp::Exp => ir::UnaryOp::Exp,
-        ast::UnaryOp::Exp2 => ir::UnaryOp::Exp2,
-        ast::UnaryOp::Rsqrt => ir::UnaryOp::Rsqrt,
-        ast::UnaryOp::Neg => ir::UnaryOp::Neg,
-        ast::UnaryOp::Abs => ir::UnaryOp::Abs,
-    }
-}
-
-fn binary(op: ast::BinaryOp) -> ir::BinaryOp {
-    match op {
-        ast::BinaryOp::Add => ir::BinaryOp::Add,
-        ast::BinaryOp::Sub => ir::BinaryOp::Sub,
-        ast::BinaryOp::Mul => ir::BinaryOp::Mul,
-        ast::BinaryOp::Max => ir::BinaryOp::Max,
-        ast::BinaryOp::Min => ir::BinaryOp::Min,
-    }
-}
-
-fn reduce(op: ast::ReduceOp) -> ir::ReduceOp {
-    match op {
-        ast::ReduceOp::Add => ir::ReduceOp::Add,
-        ast::ReduceOp::Max => ir::ReduceOp::Max,
-    }
-}
-
-fn compare(op: ast::CmpOp) -> ir::CompareOp {
-    match op {
-        ast::CmpOp::Eq => ir::CompareOp::Eq,
-        ast::CmpOp::Ne => ir::CompareOp::Ne,
-        ast::CmpOp::Lt => ir::CompareOp::Lt,
-        ast::CmpOp::Le => ir::CompareOp::Le,
-        ast::CmpOp::Gt => ir::CompareOp::Gt,
-        ast::CmpOp::Ge => ir::CompareOp::Ge,
-    }
-}
-
 /// What a statement that cannot stand at kernel scope is called.
 fn control_name(kind: &StmtKind) -> Option<&'static str> {
     match kind {
@@ -247,8 +208,8 @@ impl Checker {
                 accumulate: !overwrite,
                 asynchronous: *asynchronous,
             },
-            ast::SpecKind::UnaryPointwise(op) => ir::SpecKind::Unary(unary(*op)),
-            ast::SpecKind::BinaryPointwise(op) => ir::SpecKind::Binary(binary(*op)),
+            ast::SpecKind::UnaryPointwise(op) => ir::SpecKind::Unary(*op),
+            ast::SpecKind::BinaryPointwise(op) => ir::SpecKind::Binary(*op),
             ast::SpecKind::Reduction(op, axes) => {
                 let values: Vec<Checked<i64>> = axes
                     .iter()
@@ -270,10 +231,7 @@ impl Checker {
                     };
                     out.push(value);
                 }
-                ir::SpecKind::Reduction {
-                    op: reduce(*op),
-                    axes: out,
-                }
+                ir::SpecKind::Reduction { op: *op, axes: out }
             }
             ast::SpecKind::Shfl(ast::ShflMode::Bfly, mask) => {
                 let value = self.constant(mask, "a shuffle mask")?;
@@ -404,7 +362,7 @@ impl Checker {
             CondKind::Compare(op, a, b) => {
                 let a = self.int(a, IntContext::Runtime);
                 let b = self.int(b, IntContext::Runtime);
-                Ok(ir::Cond::Compare(compare(*op), a?, b?))
+                Ok(ir::Cond::Compare(*op, a?, b?))
             }
             CondKind::And(a, b) => {
                 let a = self.cond(a);

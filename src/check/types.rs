@@ -12,8 +12,8 @@ use crate::syntax::ast::{self, IntExpr};
 use super::codes;
 use super::env::{Checked, Checker, Poisoned};
 use super::ints::IntContext;
-use super::print::{self, Names};
 use super::symbolic::{col_major, needs_positive_check, same_tuple, size};
+use crate::ir::print::{self, Names};
 
 /// One level as written: its dims and, if written, its strides.
 ///
@@ -51,34 +51,6 @@ pub(crate) struct WrittenGroupType {
     pub kind: GroupKind,
     /// The whole type.
     pub span: Span,
-}
-
-/// The IR's scalar for the AST's.
-pub(crate) fn scalar(s: ast::ScalarType) -> Scalar {
-    match s {
-        ast::ScalarType::Fp16 => Scalar::Fp16,
-        ast::ScalarType::Bf16 => Scalar::Bf16,
-        ast::ScalarType::Fp32 => Scalar::Fp32,
-        ast::ScalarType::I32 => Scalar::I32,
-        ast::ScalarType::U32 => Scalar::U32,
-    }
-}
-
-/// The IR's memory for the AST's.
-pub(crate) fn memory(m: ast::Memory) -> Memory {
-    match m {
-        ast::Memory::Global => Memory::Global,
-        ast::Memory::Shared => Memory::Shared,
-        ast::Memory::Registers => Memory::Registers,
-    }
-}
-
-/// The IR's group kind for the AST's.
-pub(crate) fn group_kind(k: ast::GroupKind) -> GroupKind {
-    match k {
-        ast::GroupKind::Thread => GroupKind::Thread,
-        ast::GroupKind::Block => GroupKind::Block,
-    }
 }
 
 /// The levels a declaration defines: written strides are kept; omitted
@@ -128,6 +100,7 @@ impl Checker {
         Names {
             dims: &self.kernel.dims,
             loops: &self.kernel.loops,
+            buffers: &self.kernel.buffers,
         }
     }
 
@@ -139,12 +112,12 @@ impl Checker {
         let levels = self.written_levels(&ty.levels);
         let swizzle = match &ty.swizzle {
             None => Ok(None),
-            Some(written) => self.swizzle(written, memory(ty.memory)).map(Some),
+            Some(written) => self.swizzle(written, ty.memory).map(Some),
         };
         Ok(WrittenTensorType {
             levels: levels?,
-            scalar: scalar(ty.scalar),
-            memory: memory(ty.memory),
+            scalar: ty.scalar,
+            memory: ty.memory,
             swizzle: swizzle?,
             span: ty.span,
         })
@@ -154,7 +127,7 @@ impl Checker {
     pub(crate) fn written_group_type(&mut self, ty: &ast::GroupType) -> Checked<WrittenGroupType> {
         Ok(WrittenGroupType {
             levels: self.written_levels(&ty.levels)?,
-            kind: group_kind(ty.kind),
+            kind: ty.kind,
             span: ty.span,
         })
     }
@@ -320,7 +293,7 @@ impl Checker {
         format!(
             "{}.{}",
             written_text(&ty.levels, &self.names()),
-            print::kind_text(ty.kind)
+            ty.kind.name()
         )
     }
 

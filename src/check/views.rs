@@ -250,7 +250,7 @@ impl Checker {
         tiler: &SpannedTiler,
     ) {
         let names = self.names();
-        let mode_text = super::print::written_level_text(
+        let mode_text = crate::ir::print::written_level_text(
             &Tuple::Node(vec![mode.0.clone()]),
             Some(&Tuple::Node(vec![mode.1.clone()])),
             &names,

@@ -11,8 +11,8 @@
 use serde_json::{Value, json};
 
 use super::plan::{Role, Source, roles};
-use crate::check::{Names, expr_text};
 use crate::expr::Expr;
+use crate::ir::print::{Names, expr_text};
 use crate::ir::{BufferKind, GroupType, Kernel, Program, Requirement};
 
 /// Version of the manifest's format; a reader refuses another.
@@ -42,13 +42,6 @@ pub fn manifest(
     })
 }
 
-fn names(kernel: &Kernel) -> Names<'_> {
-    Names {
-        dims: &kernel.dims,
-        loops: &kernel.loops,
-    }
-}
-
 /// The product of a launch group's extents, as one expression.
 fn group_size(group: &GroupType) -> Expr {
     group
@@ -70,7 +63,7 @@ fn role_name(role: Role) -> &'static str {
 }
 
 fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> Value {
-    let names = names(kernel);
+    let names = Names::of(kernel);
     let text = |expr: &Expr| expr_text(expr, &names);
     let mut params = Vec::new();
     for (&id, role) in kernel.params.iter().zip(roles(kernel)) {

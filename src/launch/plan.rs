@@ -150,16 +150,9 @@ fn eval(kernel: &Kernel, expr: &Expr, dims: &[i64], what: &str) -> Result<i64, P
         PlanError::Eval(format!(
             "kernel `{}`: {what} `{}`: {error}",
             kernel.name,
-            expr_text(expr, &names(kernel))
+            expr_text(expr, &Names::of(kernel))
         ))
     })
-}
-
-fn names(kernel: &Kernel) -> Names<'_> {
-    Names {
-        dims: &kernel.dims,
-        loops: &kernel.loops,
-    }
 }
 
 /// Threads or blocks of a launch group: the product of every extent.
@@ -193,7 +186,7 @@ fn check_requirement(
     dims: &[i64],
     source: Option<Source>,
 ) -> Result<(), PlanError> {
-    let text = |expr: &Expr| expr_text(expr, &names(kernel));
+    let text = |expr: &Expr| expr_text(expr, &Names::of(kernel));
     let described = |expr: &Expr, value: i64| match expr.as_const() {
         Some(_) => value.to_string(),
         None => format!("{} = {value}", text(expr)),

@@ -5,7 +5,7 @@
 //! Volta quad pair, or an aligned power-of-two set of lanes — and its outer
 //! levels enumerate the units side by side.
 
-use super::irtext::Names;
+use crate::ir::print::{Names, Print};
 use crate::ir::{GroupType, Level};
 
 /// The unit that executes one instance of an atomic spec.
@@ -46,7 +46,7 @@ impl GroupInfo {
     /// Analyses `group` for a block of `block` threads.
     pub fn analyse(group: &GroupType, block: i64, names: &Names) -> GroupInfo {
         GroupInfo {
-            text: names.group_type(group),
+            text: group.display(names).to_string(),
             unit: unit_of(group, block),
         }
     }
@@ -180,7 +180,7 @@ mod tests {
     use crate::lower::testing::group;
 
     fn unit(levels: &[(&[i64], &[i64])], block: i64) -> Unit {
-        GroupInfo::analyse(&group(levels), block, &Names::default()).unit
+        GroupInfo::analyse(&group(levels), block, &Names::NONE).unit
     }
 
     #[test]

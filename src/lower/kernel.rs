@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Options;
 use super::emitter::Emitter;
 use super::error::LowerError;
-use super::irtext::Names;
 use super::registers::RegisterFile;
 use super::shared::{SLICE_ALIGN, SharedPlan, plan_shared, unique_name};
 use crate::index::prove::{Prover, group_size};
+use crate::ir::print::Names;
 use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
 use crate::ptx::{Catalogue, Entry, ParamType};
 
@@ -53,7 +53,7 @@ pub struct KernelLowering<'a, 'c> {
     /// The register arrays.
     pub registers: RegisterFile,
     /// Names for printing.
-    pub names: Names,
+    pub names: Names<'a>,
     /// Values of the unrolled loop variables in scope.
     pub unrolled: BTreeMap<u32, i64>,
     /// Failures collected so far.

@@ -11,7 +11,6 @@ pub mod emitter;
 pub mod error;
 pub mod group;
 pub mod int_emit;
-pub mod irtext;
 pub mod isel;
 pub mod kernel;
 pub mod registers;
@@ -25,7 +24,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub use error::{Candidate, LowerError, NoMatch, OperandNote, codes};
-pub use irtext::program_text;
 pub use shared::dynamic_shared_bytes;
 
 use crate::diag::{Diagnostic, Span};

@@ -1,6 +1,6 @@
 //! Stage 3, lowering (tests only): checked IR built by hand, so that the
 //! lowering's unit tests do not depend on the checker. Everything here
-//! follows the rules of `ir.rs` the checker guarantees.
+//! follows the rules of `ir` the checker guarantees.
 
 use crate::diag::Span;
 use crate::expr::{Expr, Var};

@@ -4,10 +4,10 @@
 //! in a register array), and what can be proven about them: contiguity and
 //! alignment, the conditions of vector instructions.
 
-use super::irtext::Names;
 use crate::diag::Span;
 use crate::expr::Expr;
 use crate::index::prove::Prover;
+use crate::ir::print::{Names, Print};
 use crate::ir::{BufferId, Memory, Scalar, View};
 use crate::layout::{Swizzle, Tuple};
 
@@ -333,7 +333,7 @@ fn constant_extents(shape: &Tuple<Expr>, names: &Names) -> Result<Vec<i64>, Stri
             None => Err(format!(
                 "it has the symbolic extent `{}`; an atomic spec needs constant per-thread \
                  shapes",
-                names.expr(extent)
+                extent.display(names)
             )),
         })
         .collect()
@@ -393,7 +393,7 @@ mod tests {
     }
 
     fn analyse(view: &View, prover: &Prover) -> OperandInfo {
-        OperandInfo::analyse(view, "input".into(), "t".into(), prover, &Names::default())
+        OperandInfo::analyse(view, "input".into(), "t".into(), prover, &Names::NONE)
     }
 
     fn tid() -> Expr {

@@ -12,6 +12,7 @@ use super::isel;
 use super::kernel::KernelLowering;
 use crate::diag::Span;
 use crate::expr::{Expr, Var};
+use crate::ir::print::Print;
 use crate::ir::{AsyncQueue, CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
 use crate::ptx::{Guard, Reg, RegClass, imm};
 
@@ -27,13 +28,13 @@ impl KernelLowering<'_, '_> {
         match &spec.body {
             Some(body) => {
                 self.annotate(spec.span, |this| {
-                    format!("{} {{", this.names.spec_head(this.kernel, spec))
+                    format!("{} {{", spec.display(&this.names))
                 })?;
                 self.body(body)
             }
             None => {
                 let spec = self.substitute_spec(spec);
-                self.annotate(spec.span, |this| this.names.spec_head(this.kernel, &spec))?;
+                self.annotate(spec.span, |this| spec.display(&this.names).to_string())?;
                 match isel::lower_atomic(self, &spec) {
                     Ok(()) => Ok(()),
                     Err(error @ (LowerError::NoMatch(_) | LowerError::Unsupported { .. })) => {
@@ -203,7 +204,9 @@ impl KernelLowering<'_, '_> {
                 format!("unrolled loops have a positive step and at most {MAX_UNROLL} iterations"),
             ));
         }
-        let var = self.names.expr(&Expr::var(Var::Loop(each.var)));
+        let var = Expr::var(Var::Loop(each.var))
+            .display(&self.names)
+            .to_string();
         self.out.at(each.span);
         self.annotate(each.span, |_| {
             format!("for ({var} = {lo}; {var} < {hi}; {var} += {step}) // unrolled")
@@ -230,12 +233,14 @@ impl KernelLowering<'_, '_> {
             self.substitute(&each.step),
         );
         self.annotate(each.span, |this| {
-            let var = this.names.expr(&Expr::var(Var::Loop(each.var)));
+            let names = &this.names;
+            let var = Expr::var(Var::Loop(each.var));
+            let var = var.display(names);
             format!(
                 "for ({var} = {}; {var} < {}; {var} += {})",
-                this.names.expr(&lo),
-                this.names.expr(&hi),
-                this.names.expr(&step)
+                lo.display(names),
+                hi.display(names),
+                step.display(names)
             )
         })?;
         let uniform = ![&lo, &hi, &step]
@@ -287,7 +292,7 @@ impl KernelLowering<'_, '_> {
         self.out.at(branch.span);
         let cond = self.substitute_cond(&branch.cond);
         self.annotate(branch.span, |this| {
-            format!("if ({})", this.names.cond(&cond))
+            format!("if ({})", cond.display(&this.names))
         })?;
         match self.fold(&cond) {
             Folded::Known(true) => return self.body(&branch.then_body),

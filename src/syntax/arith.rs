@@ -9,7 +9,7 @@
 
 use nom::{Err, Input as _, Parser};
 
-use super::ast::{CmpOp, Cond, CondKind, IntExpr, IntExprKind, IntOp, Layout, TileDim};
+use super::ast::{CompareOp, Cond, CondKind, IntExpr, IntExprKind, IntOp, Layout, TileDim};
 use super::error::{Expected, SyntaxError, codes};
 use super::lexeme::{
     Input, PResult, at, cut, fail, ident, int_literal, is_backtrack, offset, peek, sigil_name,
@@ -289,13 +289,13 @@ fn cond_atom(input: Input) -> PResult<(Cond, u32)> {
     comparison(input)
 }
 
-const COMPARISONS: [(&str, CmpOp); 6] = [
-    ("==", CmpOp::Eq),
-    ("!=", CmpOp::Ne),
-    ("<=", CmpOp::Le),
-    (">=", CmpOp::Ge),
-    ("<", CmpOp::Lt),
-    (">", CmpOp::Gt),
+const COMPARISONS: [(&str, CompareOp); 6] = [
+    ("==", CompareOp::Eq),
+    ("!=", CompareOp::Ne),
+    ("<=", CompareOp::Le),
+    (">=", CompareOp::Ge),
+    ("<", CompareOp::Lt),
+    (">", CompareOp::Gt),
 ];
 
 fn comparison(input: Input) -> PResult<(Cond, u32)> {

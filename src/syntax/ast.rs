@@ -5,6 +5,10 @@
 
 pub use crate::diag::Span;
 pub use crate::layout::Tuple;
+pub use crate::vocab::{
+    AsyncQueue, BinaryOp, CompareOp, GroupKind, MEMORY_NAMES, Memory, ReduceOp, SCALAR_NAMES,
+    Scalar, UnaryOp,
+};
 
 /// A parsed file: constants and kernels in source order.
 ///
@@ -153,50 +157,6 @@ pub enum StmtKind {
     Wait(AsyncQueue, IntExpr),
 }
 
-/// The asynchronous operations a thread issues and later waits for, each
-/// kind grouped and counted on its own.
-///
-/// Rule: `commit` closes the group of the queue's operations issued since the
-/// last commit; `wait(N)` returns once at most N of the queue's committed
-/// groups are still in flight. The queues do not order each other.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum AsyncQueue {
-    /// `Move<async>` copies (`cp.async`): `async_commit`, `async_wait(N)`.
-    Copies,
-    /// Warpgroup `MatMul<async>` (`wgmma.mma_async`): `mma_commit`,
-    /// `mma_wait(N)`.
-    Mma,
-}
-
-impl AsyncQueue {
-    /// Both queues, in keyword order.
-    pub const ALL: [AsyncQueue; 2] = [AsyncQueue::Copies, AsyncQueue::Mma];
-
-    /// The keyword that closes a group.
-    pub fn commit_keyword(self) -> &'static str {
-        match self {
-            AsyncQueue::Copies => "async_commit",
-            AsyncQueue::Mma => "mma_commit",
-        }
-    }
-
-    /// The keyword that waits for groups.
-    pub fn wait_keyword(self) -> &'static str {
-        match self {
-            AsyncQueue::Copies => "async_wait",
-            AsyncQueue::Mma => "mma_wait",
-        }
-    }
-
-    /// What the queue's groups hold, in words.
-    pub fn groups(self) -> &'static str {
-        match self {
-            AsyncQueue::Copies => "copy groups",
-            AsyncQueue::Mma => "groups of warpgroup matrix multiplies",
-        }
-    }
-}
-
 /// A tensor declaration or definition.
 ///
 /// Rule: at least one of `ty` and `value` is present.
@@ -263,7 +223,7 @@ pub struct TensorType {
     /// The layout levels, outermost first.
     pub levels: Vec<Layout>,
     /// The element type.
-    pub scalar: ScalarType,
+    pub scalar: Scalar,
     /// Where the tensor lives.
     pub memory: Memory,
     /// The storage permutation, shared memory only (checked later).
@@ -283,41 +243,6 @@ pub struct GroupType {
     pub kind: GroupKind,
     /// The whole type.
     pub span: Span,
-}
-
-/// Element types; written case-insensitively, printed lower case.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum ScalarType {
-    /// IEEE half precision.
-    Fp16,
-    /// bfloat16.
-    Bf16,
-    /// IEEE single precision.
-    Fp32,
-    /// 32-bit signed integer.
-    I32,
-    /// 32-bit unsigned integer.
-    U32,
-}
-
-/// Memory spaces, written in upper case.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Memory {
-    /// Global memory, `GL`.
-    Global,
-    /// Shared memory, `SH`.
-    Shared,
-    /// Registers, `RF`.
-    Registers,
-}
-
-/// What a thread group enumerates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum GroupKind {
-    /// Threads of one block (`threadIdx.x`).
-    Thread,
-    /// Blocks of the grid (`blockIdx.x`).
-    Block,
 }
 
 /// `.Swizzle<B,M,S>` with CuTe's meaning of the three parameters.
@@ -415,28 +340,11 @@ pub struct Cond {
 #[derive(Clone, PartialEq, Debug)]
 pub enum CondKind {
     /// `a op b` over integer expressions.
-    Compare(CmpOp, IntExpr, IntExpr),
+    Compare(CompareOp, IntExpr, IntExpr),
     /// `a && b`.
     And(Box<Cond>, Box<Cond>),
     /// `a || b`.
     Or(Box<Cond>, Box<Cond>),
-}
-
-/// Comparison operators.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum CmpOp {
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
 }
 
 /// A tensor or group expression: a name with operations applied.
@@ -549,47 +457,6 @@ pub enum SpecKind {
     Generic,
 }
 
-/// Operators of `UnaryPointwise`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum UnaryOp {
-    /// `max(x, 0)`.
-    Relu,
-    /// `e^x`.
-    Exp,
-    /// `2^x`.
-    Exp2,
-    /// `1/sqrt(x)`.
-    Rsqrt,
-    /// `-x`.
-    Neg,
-    /// `|x|`.
-    Abs,
-}
-
-/// Operators of `BinaryPointwise`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum BinaryOp {
-    /// `x + y`.
-    Add,
-    /// `x - y`.
-    Sub,
-    /// `x * y`.
-    Mul,
-    /// `max(x, y)`.
-    Max,
-    /// `min(x, y)`.
-    Min,
-}
-
-/// Operators of `Reduction`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum ReduceOp {
-    /// Sum.
-    Add,
-    /// Maximum.
-    Max,
-}
-
 /// Lane patterns of `Shfl`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ShflMode {
@@ -622,22 +489,6 @@ pub struct IfStmt {
     pub otherwise: Option<Block>,
 }
 
-/// The names of the scalar types as printed, with their variants.
-pub const SCALAR_NAMES: [(&str, ScalarType); 5] = [
-    ("fp16", ScalarType::Fp16),
-    ("bf16", ScalarType::Bf16),
-    ("fp32", ScalarType::Fp32),
-    ("i32", ScalarType::I32),
-    ("u32", ScalarType::U32),
-];
-
-/// The names of the memories, with their variants.
-pub const MEMORY_NAMES: [(&str, Memory); 3] = [
-    ("GL", Memory::Global),
-    ("SH", Memory::Shared),
-    ("RF", Memory::Registers),
-];
-
 /// The names of the spec kinds as written before `<` or `<<<`.
 pub const SPEC_KIND_NAMES: [&str; 8] = [
     "Move",
@@ -649,99 +500,6 @@ pub const SPEC_KIND_NAMES: [&str; 8] = [
     "Init",
     "Spec",
 ];
-
-impl ScalarType {
-    /// The lower-case name, e.g. `fp16`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalarType::Fp16 => "fp16",
-            ScalarType::Bf16 => "bf16",
-            ScalarType::Fp32 => "fp32",
-            ScalarType::I32 => "i32",
-            ScalarType::U32 => "u32",
-        }
-    }
-}
-
-impl Memory {
-    /// The upper-case name, e.g. `SH`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Memory::Global => "GL",
-            Memory::Shared => "SH",
-            Memory::Registers => "RF",
-        }
-    }
-}
-
-impl GroupKind {
-    /// `thread` or `block`.
-    pub fn name(self) -> &'static str {
-        match self {
-            GroupKind::Thread => "thread",
-            GroupKind::Block => "block",
-        }
-    }
-}
-
-impl UnaryOp {
-    /// Every operator with its name, in documentation order.
-    pub const ALL: [(&'static str, UnaryOp); 6] = [
-        ("relu", UnaryOp::Relu),
-        ("exp", UnaryOp::Exp),
-        ("exp2", UnaryOp::Exp2),
-        ("rsqrt", UnaryOp::Rsqrt),
-        ("neg", UnaryOp::Neg),
-        ("abs", UnaryOp::Abs),
-    ];
-
-    /// The operator's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Relu => "relu",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Exp2 => "exp2",
-            UnaryOp::Rsqrt => "rsqrt",
-            UnaryOp::Neg => "neg",
-            UnaryOp::Abs => "abs",
-        }
-    }
-}
-
-impl BinaryOp {
-    /// Every operator with its name, in documentation order.
-    pub const ALL: [(&'static str, BinaryOp); 5] = [
-        ("add", BinaryOp::Add),
-        ("sub", BinaryOp::Sub),
-        ("mul", BinaryOp::Mul),
-        ("max", BinaryOp::Max),
-        ("min", BinaryOp::Min),
-    ];
-
-    /// The operator's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Sub => "sub",
-            BinaryOp::Mul => "mul",
-            BinaryOp::Max => "max",
-            BinaryOp::Min => "min",
-        }
-    }
-}
-
-impl ReduceOp {
-    /// Every operator with its name.
-    pub const ALL: [(&'static str, ReduceOp); 2] = [("add", ReduceOp::Add), ("max", ReduceOp::Max)];
-
-    /// The operator's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Add => "add",
-            ReduceOp::Max => "max",
-        }
-    }
-}
 
 impl IntOp {
     /// The operator's symbol.
@@ -760,20 +518,6 @@ impl IntOp {
         match self {
             IntOp::Add | IntOp::Sub => 1,
             IntOp::Mul | IntOp::Div | IntOp::Rem => 2,
-        }
-    }
-}
-
-impl CmpOp {
-    /// The operator's symbol.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
         }
     }
 }

@@ -7,8 +7,7 @@ use nom::{Err, Parser};
 
 use super::arith::{int_expr, layout};
 use super::ast::{
-    GroupKind, GroupType, Layout, MEMORY_NAMES, Memory, SCALAR_NAMES, ScalarType, Swizzle,
-    TensorType,
+    GroupKind, GroupType, Layout, MEMORY_NAMES, Memory, SCALAR_NAMES, Scalar, Swizzle, TensorType,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::lexeme::{
@@ -132,7 +131,7 @@ fn levels_then_word<'s>(
     }
 }
 
-fn scalar(name: &str) -> Option<ScalarType> {
+fn scalar(name: &str) -> Option<Scalar> {
     SCALAR_NAMES
         .iter()
         .find(|(written, _)| written.eq_ignore_ascii_case(name))

@@ -145,7 +145,7 @@ pub fn compile_one(
         source: Some(Arc::from(report.source.as_str())),
     };
     let (text, module) = match args.emit {
-        Emit::Ir => (lower::program_text(&program), None),
+        Emit::Ir => (graphene::ir::print::program_text(&program), None),
         Emit::Ptx | Emit::Manifest => {
             let module = match lower::lower_program(&program, &options) {
                 Ok(module) => module,

@@ -89,10 +89,7 @@ fn each_lane_reads_one_contiguous_row_of_its_matrix() {
     let k = kernel("ldmatrix_move.gph", &example("ldmatrix_move.gph"));
     let body = k.root.body.as_ref().expect("decomposed");
     let movement = paper_move(body);
-    let names = Names {
-        dims: &k.dims,
-        loops: &k.loops,
-    };
+    let names = Names::of(&k);
     let (dst, src) = (&movement.outputs[0], &movement.inputs[0]);
     assert_eq!(
         tensor_type_text(&dst.ty, &names),

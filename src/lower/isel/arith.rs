@@ -6,7 +6,6 @@
 //! in memory are loaded, and results stored back, with one access each.
 
 use super::super::error::LowerError;
-use super::super::irtext::{binary_name, unary_name};
 use super::super::kernel::KernelLowering;
 use super::super::registers::half_class;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
@@ -129,8 +128,8 @@ fn pair_instruction(op: PointOp, scalar: Scalar) -> Option<(&'static str, Sm)> {
 
 fn op_name(op: PointOp) -> &'static str {
     match op {
-        PointOp::Unary(op) => unary_name(op),
-        PointOp::Binary(op) => binary_name(op),
+        PointOp::Unary(op) => op.name(),
+        PointOp::Binary(op) => op.name(),
     }
 }
 

@@ -22,10 +22,10 @@ use std::cmp::Reverse;
 
 use super::error::{Candidate, LowerError, NoMatch, OperandNote};
 use super::group::GroupInfo;
-use super::irtext::spec_kind;
 use super::kernel::KernelLowering;
 use super::views::OperandInfo;
 use crate::diag::Span;
+use crate::ir::print::Print;
 use crate::ir::{Memory, SpecKind, SpecStmt};
 use crate::ptx::{Arch, Sm};
 
@@ -220,10 +220,7 @@ impl Pattern {
         if family != Some(self.family()) {
             return Err(Reject::new(
                 Progress::Kind,
-                format!(
-                    "implements another kind of spec than `{}`",
-                    spec_kind(&request.kind)
-                ),
+                format!("implements another kind of spec than `{}`", request.kind),
             ));
         }
         let plan = match self {
@@ -313,7 +310,7 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
         .collect();
     Err(Box::new(NoMatch {
         span: request.span,
-        spec: spec_kind(&request.kind),
+        spec: request.kind.to_string(),
         group: request.group.text.clone(),
         operands,
         candidates: rejected
@@ -338,7 +335,7 @@ impl KernelLowering<'_, '_> {
                     OperandInfo::analyse(
                         view,
                         role(i),
-                        self.names.tensor_type(&view.ty),
+                        view.ty.display(&self.names).to_string(),
                         &self.out.prover,
                         &self.names,
                     )

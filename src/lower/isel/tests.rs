@@ -9,7 +9,7 @@ use crate::lower::group::{GroupInfo, Unit};
 use crate::lower::testing::{col_major, level, tid, ty};
 
 fn operand(view: &View, role: &str) -> OperandInfo {
-    let names = crate::lower::irtext::Names::default();
+    let names = crate::ir::print::Names::NONE;
     OperandInfo::analyse(
         view,
         role.into(),

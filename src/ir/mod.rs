@@ -5,12 +5,18 @@
 //! offset (an [`Expr`] over thread/block ids, loop variables and symbolic
 //! dims) and its full type. Nothing here refers back to the AST except spans.
 //! Only the checker constructs a [`Program`] (its fields are public for the
-//! consumers and for tests that build IR by hand).
+//! consumers and for tests that build IR by hand). Its index expressions
+//! are [`expr`]; its text is [`print`].
+
+pub mod expr;
+pub mod print;
 
 pub use crate::diag::Span;
-use crate::expr::Expr;
 use crate::layout::{Swizzle, Tuple};
-pub use crate::syntax::AsyncQueue;
+pub use crate::vocab::{
+    AsyncQueue, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, UnaryOp,
+};
+use expr::Expr;
 
 /// A checked `.gph` file.
 #[derive(Clone, PartialEq, Debug)]
@@ -131,64 +137,6 @@ pub enum Requirement {
     },
 }
 
-/// Scalar element types.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Scalar {
-    /// IEEE half.
-    Fp16,
-    /// bfloat16.
-    Bf16,
-    /// IEEE single.
-    Fp32,
-    /// Signed 32-bit integer.
-    I32,
-    /// Unsigned 32-bit integer.
-    U32,
-}
-
-impl Scalar {
-    /// Size of one element in bytes.
-    pub fn bytes(self) -> u32 {
-        match self {
-            Scalar::Fp16 | Scalar::Bf16 => 2,
-            Scalar::Fp32 | Scalar::I32 | Scalar::U32 => 4,
-        }
-    }
-
-    /// The name as written in the IR.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scalar::Fp16 => "fp16",
-            Scalar::Bf16 => "bf16",
-            Scalar::Fp32 => "fp32",
-            Scalar::I32 => "i32",
-            Scalar::U32 => "u32",
-        }
-    }
-}
-
-/// Memory spaces.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Memory {
-    /// `GL`: global memory.
-    Global,
-    /// `SH`: shared memory of the block.
-    Shared,
-    /// `RF`: registers of one thread.
-    Registers,
-}
-
-impl Memory {
-    /// The name as written in the IR.
-    pub fn name(self) -> &'static str {
-        match self {
-            Memory::Global => "GL",
-            Memory::Shared => "SH",
-            Memory::Registers => "RF",
-        }
-    }
-}
-
 /// One level of a tensor or group type: a layout whose extents and strides
 /// may be symbolic.
 ///
@@ -218,15 +166,6 @@ pub struct TensorType {
     pub memory: Memory,
     /// Storage permutation of a shared buffer.
     pub swizzle: Option<Swizzle>,
-}
-
-/// Thread or block.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum GroupKind {
-    /// A group of threads of one block (`%tid.x`).
-    Thread,
-    /// A group of blocks of the grid (`%ctaid.x`).
-    Block,
 }
 
 /// The type of a thread group: levels map group coordinates to linear ids.
@@ -372,47 +311,6 @@ impl SpecKind {
     }
 }
 
-/// Elementwise unary operations.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum UnaryOp {
-    /// `max(x, 0)`.
-    Relu,
-    /// `e^x`.
-    Exp,
-    /// `2^x`.
-    Exp2,
-    /// `1/sqrt(x)`.
-    Rsqrt,
-    /// `-x`.
-    Neg,
-    /// `|x|`.
-    Abs,
-}
-
-/// Elementwise binary operations.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum BinaryOp {
-    /// `x + y`.
-    Add,
-    /// `x - y`.
-    Sub,
-    /// `x * y`.
-    Mul,
-    /// `max(x, y)`.
-    Max,
-    /// `min(x, y)`.
-    Min,
-}
-
-/// Reduction operations.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ReduceOp {
-    /// Sum.
-    Add,
-    /// Maximum.
-    Max,
-}
-
 /// `for (var = lo; var < hi; var += step) { body }`.
 ///
 /// Rule: `step > 0`; when `unroll` is set (the body indexes a register
@@ -458,21 +356,4 @@ pub enum Cond {
     And(Box<Cond>, Box<Cond>),
     /// Either.
     Or(Box<Cond>, Box<Cond>),
-}
-
-/// Integer comparisons.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CompareOp {
-    /// `==`.
-    Eq,
-    /// `!=`.
-    Ne,
-    /// `<`.
-    Lt,
-    /// `<=`.
-    Le,
-    /// `>`.
-    Gt,
-    /// `>=`.
-    Ge,
 }
