@@ -6,6 +6,7 @@
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
+pub mod atoms;
 pub mod check;
 pub mod diag;
 pub mod expr;
