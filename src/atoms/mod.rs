@@ -139,13 +139,6 @@ impl LdmatrixCount {
             LdmatrixCount::X4 => 4,
         }
     }
-
-    /// The count of `matrices` matrices, if the instruction has it.
-    pub fn of(matrices: usize) -> Option<LdmatrixCount> {
-        [LdmatrixCount::X1, LdmatrixCount::X2, LdmatrixCount::X4]
-            .into_iter()
-            .find(|count| count.matrices() == matrices)
-    }
 }
 
 /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16`: its

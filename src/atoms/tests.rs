@@ -208,11 +208,3 @@ fn each_level_walks_its_extents_column_major() {
         }
     }
 }
-
-#[test]
-fn counts_name_the_instruction_forms() {
-    for matrices in [1, 2, 4] {
-        assert_eq!(LdmatrixCount::of(matrices).unwrap().matrices(), matrices);
-    }
-    assert_eq!(LdmatrixCount::of(3), None);
-}

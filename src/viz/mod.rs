@@ -21,7 +21,8 @@ mod layout_grid;
 mod table;
 mod thread_map;
 
-pub use atom::{AtomName, LdmatrixCount, MmaInput, atom};
+pub use crate::atoms::LdmatrixCount;
+pub use atom::{AtomName, MmaInput, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
