@@ -26,6 +26,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::matrix::{essential, shape_text, type_name};
 use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
+use crate::atoms;
 use crate::expr::Expr;
 use crate::index::chain::split_sum;
 use crate::index::prove::constant_factor;
@@ -146,14 +147,15 @@ impl WgmmaPattern {
                 ),
             ));
         }
-        let fragment = vec![vec![1, n / 8], vec![2, 1], vec![1, 2]];
-        if c.count as i64 != n / 2 || essential(&c.dims) != essential(&fragment) {
+        let accumulators = atoms::wgmma_m64nnk16_accumulators(n);
+        let fragment = accumulators.levels();
+        if c.count as i64 != accumulators.values() || essential(&c.dims) != essential(&fragment) {
             return Err(Reject::new(
                 Progress::Layout,
                 format!(
                     "wants C per thread as {} ({} fp32 values); the {} is {}",
                     shape_text(&fragment),
-                    n / 2,
+                    accumulators.values(),
                     c.role,
                     shape_text(&c.dims)
                 ),
