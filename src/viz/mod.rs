@@ -9,7 +9,7 @@
 //! - [`ThreadMap`], [`element_view`], [`thread_view`], [`thread_map`]: who
 //!   owns which element, in both directions.
 //! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix` and `mma`,
-//!   exactly the formulas of `docs/ptx-fragments.md`.
+//!   drawn from the atoms' thread–value layouts (`crate::atoms`).
 //! - [`WarpAccess`], [`bank_report`], [`banks`], [`bank_grid`]: which banks a
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
 //!
