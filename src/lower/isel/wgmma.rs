@@ -4,7 +4,7 @@
 //! B, both read straight from shared memory through 64-bit matrix
 //! descriptors, into fp32 accumulators spread over its threads as the
 //! `mma.m16n8` C fragment is over a warp: warp `w` holds rows `16w..16w+15`,
-//! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (docs/ptx-fragments.md).
+//! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (the atom of `crate::atoms`).
 //!
 //! The descriptors describe the one shared layout this pattern accepts:
 //! K-major rows of 64 16-bit elements (128 bytes) under `Swizzle<3,3,3>`,
