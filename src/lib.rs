@@ -4,8 +4,10 @@
 //! The pipeline runs one way (see `docs/architecture.md`):
 //! `syntax` (text → AST) → `check` (AST → typed IR) → `lower` (typed IR → PTX
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
-//! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
+//! stands on; `atoms` holds the thread–value layouts of the instructions;
+//! `diag` renders errors; `viz` draws layouts for the REPL.
 
+pub mod atoms;
 pub mod check;
 pub mod diag;
 pub mod index;

@@ -1,7 +1,7 @@
 //! What the drawings mean, checked apart from their text: the atom maps
-//! against the formulas of `docs/ptx-fragments.md` (written out again here)
-//! and its CuTe thread–value layouts, and against the two `ldmatrix` figures
-//! of seed 000 §2; bank degrees against a byte-by-byte count; layout grids
+//! against the atoms' thread–value layouts (themselves checked against the
+//! PTX ISA's formulas in `graphene::atoms`) and against the two `ldmatrix`
+//! figures of seed 000 §2; bank degrees against a byte-by-byte count; layout grids
 //! read back and compared with the layout function; widths, colours and
 //! tile letters by their rules.
 
@@ -9,7 +9,8 @@ mod layout_gen;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use graphene::layout::{Layout, Tiler, tile};
+use graphene::atoms::{self, Fragment};
+use graphene::layout::{Tiler, tile};
 use graphene::viz::{
     AtomName, LdmatrixCount, MmaInput, Owner, Style, ThreadMap, WarpAccess, atom, bank_report,
     banks, layout_grid, swizzled_grid, thread_map, tiled_grid, tiles_in_place,
@@ -28,132 +29,73 @@ fn positions(map: &ThreadMap) -> BTreeMap<(i64, i64), (usize, usize)> {
     out
 }
 
-/// The map a formula `(lane, e) → (row, col)` gives, over 32 lanes and
-/// `values` elements each.
-fn formula(
-    values: i64,
-    f: impl Fn(i64, i64) -> (i64, i64),
+/// The map an atom's fragment gives, thread `i` drawn as `lane(i)` and
+/// element `(row, col)` at `(row, col) + at`.
+fn drawn(
+    fragment: &Fragment,
+    lane: impl Fn(i64) -> i64,
+    at: (i64, i64),
 ) -> BTreeMap<(i64, i64), (usize, usize)> {
-    let mut out = BTreeMap::new();
-    for lane in 0..32 {
-        for e in 0..values {
-            let (r, c) = f(lane, e);
-            out.insert((lane, e), (r as usize, c as usize));
-        }
-    }
-    out
+    fragment
+        .elements()
+        .map(|(thread, value, row, col)| {
+            let cell = ((at.0 + row) as usize, (at.1 + col) as usize);
+            ((lane(thread), value), cell)
+        })
+        .collect()
 }
 
 fn ldmatrix(count: LdmatrixCount, trans: bool) -> Vec<ThreadMap> {
     AtomName::Ldmatrix { count, trans }.maps()
 }
 
+// Which thread holds which element is the atoms' (`graphene::atoms`, whose
+// tests check each layout against the PTX ISA's formulas); the drawings
+// must show exactly that.
+
 #[test]
-fn ldmatrix_follows_the_ptx_formulas() {
+fn ldmatrix_draws_its_atom() {
     for count in [LdmatrixCount::X1, LdmatrixCount::X2, LdmatrixCount::X4] {
         for trans in [false, true] {
             let maps = ldmatrix(count, trans);
+            let atom = atoms::ldmatrix(count, trans);
             let n = count.matrices() as i64;
-            // Matrix j sits at block (j / 2, j % 2) of 8×8 blocks.
-            let at = |j: i64, r: i64, c: i64| (8 * (j / 2) + r, 8 * (j % 2) + c);
-            // Row addresses: thread 8j + r gives row r of matrix j; threads
-            // past 8·num give none.
-            let mut expected = BTreeMap::new();
-            for j in 0..n {
-                for r in 0..8 {
-                    for c in 0..8 {
-                        let (row, col) = at(j, r, c);
-                        expected.insert((8 * j + r, c), (row as usize, col as usize));
-                    }
-                }
-            }
-            assert_eq!(positions(&maps[0]), expected, "{count:?} trans={trans}");
+            let addresses = drawn(&atom.addresses, |thread| thread, (0, 0));
+            assert_eq!(positions(&maps[0]), addresses, "{count:?} trans={trans}");
+            // Threads past 8·num give no address.
             assert_eq!(maps[0].threads(), (0..8 * n).collect::<Vec<_>>());
-            // Values: d[j].lo/hi = M_j[g][2t], M_j[g][2t+1], or with .trans
-            // M_j[2t][g], M_j[2t+1][g]; element e = 2j + half.
-            let values = formula(2 * n, |lane, e| {
-                let (g, t, j, half) = (lane / 4, lane % 4, e / 2, e % 2);
-                if trans {
-                    at(j, 2 * t + half, g)
-                } else {
-                    at(j, g, 2 * t + half)
-                }
-            });
+            let values = drawn(&atom.values, |lane| lane, (0, 0));
             assert_eq!(positions(&maps[1]), values, "{count:?} trans={trans}");
         }
     }
 }
 
 #[test]
-fn mma_m16n8k16_follows_the_ptx_formulas() {
+fn mma_m16n8k16_draws_its_atom() {
+    let atom = atoms::mma_m16n8k16();
     for input in [MmaInput::F16, MmaInput::Bf16] {
         let maps = AtomName::MmaM16n8k16 { input }.maps();
-        let a = formula(8, |lane, e| {
-            let (g, t) = (lane >> 2, lane % 4);
-            (g + 8 * ((e / 2) % 2), 2 * t + (e % 2) + 8 * (e / 4))
-        });
-        let b = formula(4, |lane, e| {
-            let (g, t) = (lane >> 2, lane % 4);
-            (2 * t + (e % 2) + 8 * (e / 2), g)
-        });
-        let c = formula(4, |lane, e| {
-            let (g, t) = (lane >> 2, lane % 4);
-            (g + 8 * (e / 2), 2 * t + (e % 2))
-        });
-        assert_eq!(positions(&maps[0]), a);
-        assert_eq!(positions(&maps[1]), b);
-        assert_eq!(positions(&maps[2]), c);
+        for (map, fragment) in maps.iter().zip([&atom.a, &atom.b, &atom.c]) {
+            assert_eq!(positions(map), drawn(fragment, |lane| lane, (0, 0)));
+        }
     }
 }
 
 #[test]
-fn mma_m16n8k16_matches_the_cute_thread_value_layouts() {
-    let maps = AtomName::MmaM16n8k16 {
-        input: MmaInput::F16,
-    }
-    .maps();
-    let tv = |text: &str, rows, cols| {
-        let layout: Layout = text.parse().unwrap();
-        ThreadMap::from_tv_layout("tv", &layout, rows, cols).unwrap()
-    };
-    let a = tv("((4,8),(2,2,2)):((32,1),(16,8,128))", 16, 16);
-    let b_as_n_by_k = tv("((4,8),(2,2)):((16,1),(8,64))", 8, 16);
-    let c = tv("((4,8),(2,2)):((32,1),(16,8))", 16, 8);
-    assert_eq!(positions(&maps[0]), positions(&a));
-    let b_as_k_by_n: BTreeMap<_, _> = positions(&b_as_n_by_k)
-        .into_iter()
-        .map(|(owner, (n, k))| (owner, (k, n)))
-        .collect();
-    assert_eq!(positions(&maps[1]), b_as_k_by_n);
-    assert_eq!(positions(&maps[2]), positions(&c));
-}
-
-#[test]
-fn mma_m8n8k4_follows_the_ptx_formulas_per_quad_pair() {
+fn mma_m8n8k4_draws_each_quad_pair_as_its_atom() {
     let maps = AtomName::MmaM8n8k4.maps();
+    let atom = atoms::mma_m8n8k4();
     // Quad pair q is drawn at block (q % 2, q / 2).
-    let block = |lane: i64| {
-        let q = (lane >> 2) % 4;
-        (q % 2, q / 2)
-    };
-    let a = formula(4, |lane, e| {
-        let ((br, bc), h, t) = (block(lane), lane >> 4, lane % 4);
-        (8 * br + t + 4 * h, 4 * bc + e)
-    });
-    let b = formula(4, |lane, e| {
-        let ((br, bc), h, t) = (block(lane), lane >> 4, lane % 4);
-        (4 * br + e, 8 * bc + t + 4 * h)
-    });
-    let c = formula(8, |lane, e| {
-        let ((br, bc), h) = (block(lane), lane >> 4);
-        (
-            8 * br + (lane % 2) + (e & 2) + 4 * h,
-            8 * bc + (e & 4) + (lane & 2) + (e & 1),
-        )
-    });
-    assert_eq!(positions(&maps[0]), a);
-    assert_eq!(positions(&maps[1]), b);
-    assert_eq!(positions(&maps[2]), c);
+    for (map, fragment) in maps.iter().zip([&atom.a, &atom.b, &atom.c]) {
+        let mut expected = BTreeMap::new();
+        for q in 0..4 {
+            let base = atom.instances.eval(q).unwrap();
+            let lane = |i| base + atom.lanes.eval(i).unwrap();
+            let at = ((q % 2) * fragment.rows, (q / 2) * fragment.cols);
+            expected.extend(drawn(fragment, lane, at));
+        }
+        assert_eq!(positions(map), expected, "{}", map.title());
+    }
 
     // The lanes of each block are the paper's quad pair
     // `#warp.tile([4,2 : 1,16])` = `[4 : 4].[(4,2) : (1,16)]`: tile q holds

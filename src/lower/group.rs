@@ -5,6 +5,7 @@
 //! Volta quad pair, or an aligned power-of-two set of lanes — and its outer
 //! levels enumerate the units side by side.
 
+use crate::atoms;
 use crate::ir::print::{Names, Print};
 use crate::ir::{GroupType, Level};
 
@@ -102,11 +103,13 @@ fn unit_of(group: &GroupType, block: i64) -> Unit {
             Unit::Other("a set of 128 threads that is not one warpgroup".into())
         };
     }
-    if lanes == [0, 1, 2, 3, 16, 17, 18, 19]
+    // The quad pair is the `mma.m8n8k4` atom's threads, in its order, at
+    // one of the warp's instances.
+    let quad_pair = atoms::mma_m8n8k4();
+    let starts: Vec<i64> = quad_pair.instances.offsets().collect();
+    if lanes == quad_pair.lanes.offsets().collect::<Vec<_>>()
         && whole_warps
-        && bases
-            .iter()
-            .all(|base| [0, 4, 8, 12].contains(&(base % 32)))
+        && bases.iter().all(|base| starts.contains(&(base % 32)))
     {
         return Unit::QuadPair;
     }

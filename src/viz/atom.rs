@@ -1,35 +1,15 @@
 //! Drawing: the built-in thread-data maps of the warp-wide instructions —
 //! `ldmatrix` (`.x1/.x2/.x4`, `.trans`), `mma.m16n8k16` (f16 and bf16
-//! inputs) and Volta's `mma.m8n8k4` (quad pairs) — built from exactly the
-//! formulas of `docs/ptx-fragments.md`, element by element.
+//! inputs) and Volta's `mma.m8n8k4` (quad pairs) — drawn from the atoms'
+//! thread–value layouts (`crate::atoms`), element by element.
 
 use std::fmt;
 use std::str::FromStr;
 
+use crate::atoms::{self, Fragment, LdmatrixCount};
+
 use super::thread_map::{Owner, ThreadMap, element_view, thread_view};
 use super::{Style, VizError};
-
-/// How many 8×8 matrices one `ldmatrix` loads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LdmatrixCount {
-    /// `.x1`: one matrix, addresses from threads 0–7.
-    X1,
-    /// `.x2`: two matrices, addresses from threads 0–15.
-    X2,
-    /// `.x4`: four matrices, addresses from all 32 threads.
-    X4,
-}
-
-impl LdmatrixCount {
-    /// The number of matrices (1, 2 or 4).
-    pub fn matrices(self) -> usize {
-        match self {
-            LdmatrixCount::X1 => 1,
-            LdmatrixCount::X2 => 2,
-            LdmatrixCount::X4 => 4,
-        }
-    }
-}
 
 /// The input element type of an `mma.m16n8k16` (the fragments are the same
 /// for both; only the caption differs).
@@ -179,28 +159,41 @@ impl FromStr for AtomName {
     }
 }
 
-/// The PTX "groupID" and "threadID_in_group" of a lane: `(lane >> 2, lane % 4)`.
-fn group_and_thread(lane: usize) -> (usize, usize) {
-    (lane >> 2, lane % 4)
-}
-
-fn owner(lane: usize, value: usize) -> Owner {
+fn owner(lane: i64, value: i64) -> Owner {
     Owner {
-        thread: lane as i64,
-        value: value as i64,
+        thread: lane,
+        value,
     }
 }
 
+/// Puts every element of `fragment` into `map`, thread `i` drawn as
+/// `lane(i)` and element `(row, col)` at `(row, col) + at`.
+fn draw(
+    map: &mut ThreadMap,
+    fragment: &Fragment,
+    lane: impl Fn(i64) -> Result<i64, VizError>,
+    at: (i64, i64),
+) -> Result<(), VizError> {
+    for (thread, value, row, col) in fragment.elements() {
+        map.assign(
+            (at.0 + row) as usize,
+            (at.1 + col) as usize,
+            owner(lane(thread)?, value),
+        )?;
+    }
+    Ok(())
+}
+
 /// `ldmatrix`: matrix `j` is drawn at block `(j / 2, j % 2)` of 8×8 blocks
-/// (the paper's figure: threads 8–15 address the top-right matrix).
+/// (the paper's figure: threads 8–15 address the top-right matrix), as the
+/// atom places it.
 fn ldmatrix_maps(
     name: &AtomName,
     count: LdmatrixCount,
     trans: bool,
 ) -> Result<Vec<ThreadMap>, VizError> {
-    let n = count.matrices();
-    let (rows, cols) = (8 * n.div_ceil(2), 8 * n.min(2));
-    let place = |j: usize, r: usize, c: usize| (8 * (j / 2) + r, 8 * (j % 2) + c);
+    let atom = atoms::ldmatrix(count, trans);
+    let (rows, cols) = (atom.values.rows as usize, atom.values.cols as usize);
     let placement = match count {
         LdmatrixCount::X1 => "",
         LdmatrixCount::X2 => "; matrix j at columns 8j..8j+7",
@@ -213,14 +206,7 @@ fn ldmatrix_maps(
     )?
     .with_blocks(8, 8)
     .threads_only();
-    for j in 0..n {
-        for r in 0..8 {
-            for c in 0..8 {
-                let (row, col) = place(j, r, c);
-                addresses.assign(row, col, owner(8 * j + r, c))?;
-            }
-        }
-    }
+    draw(&mut addresses, &atom.addresses, Ok, (0, 0))?;
     let mut values = ThreadMap::new(
         format!(
             "{name}: thread:value received (vE = element E: register d[E/2], its low half when E is even)"
@@ -229,19 +215,7 @@ fn ldmatrix_maps(
         cols,
     )?
     .with_blocks(8, 8);
-    for lane in 0..32 {
-        let (g, t) = group_and_thread(lane);
-        for e in 0..2 * n {
-            let (j, half) = (e / 2, e % 2);
-            let (r, c) = if trans {
-                (2 * t + half, g)
-            } else {
-                (g, 2 * t + half)
-            };
-            let (row, col) = place(j, r, c);
-            values.assign(row, col, owner(lane, e))?;
-        }
-    }
+    draw(&mut values, &atom.values, Ok, (0, 0))?;
     Ok(vec![addresses, values])
 }
 
@@ -249,6 +223,7 @@ fn ldmatrix_maps(
 /// `C[m][n]` (16×8).
 fn mma_m16n8k16_maps(input: MmaInput) -> Result<Vec<ThreadMap>, VizError> {
     let ty = input_name(input);
+    let atom = atoms::mma_m16n8k16();
     let mut a = ThreadMap::new(
         format!("mma.m16n8k16 A (16×16 {ty}, row m, column k): vE is register a[E/2], low half when E is even"),
         16,
@@ -267,19 +242,9 @@ fn mma_m16n8k16_maps(input: MmaInput) -> Result<Vec<ThreadMap>, VizError> {
         8,
     )?
     .with_blocks(8, 8);
-    for lane in 0..32 {
-        let (g, t) = group_and_thread(lane);
-        for e in 0..8 {
-            a.assign(
-                g + 8 * ((e / 2) % 2),
-                2 * t + e % 2 + 8 * (e / 4),
-                owner(lane, e),
-            )?;
-        }
-        for e in 0..4 {
-            b.assign(2 * t + e % 2 + 8 * (e / 2), g, owner(lane, e))?;
-            c.assign(g + 8 * (e / 2), 2 * t + e % 2, owner(lane, e))?;
-        }
+    let lane = |thread| Ok(atom.lanes.eval(thread)?);
+    for (map, fragment) in [(&mut a, &atom.a), (&mut b, &atom.b), (&mut c, &atom.c)] {
+        draw(map, fragment, lane, (0, 0))?;
     }
     Ok(vec![a, b, c])
 }
@@ -287,6 +252,7 @@ fn mma_m16n8k16_maps(input: MmaInput) -> Result<Vec<ThreadMap>, VizError> {
 /// `mma.m8n8k4`: quad pair `q` has its own A (8×4), B (4×8) and C/D (8×8),
 /// drawn at block `(q % 2, q / 2)`.
 fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
+    let atom = atoms::mma_m8n8k4();
     let mut a = ThreadMap::new(
         "mma.m8n8k4 A (8×4 f16 per quad pair, row m, column k): vE is register a[E/2], low half when E is even",
         16,
@@ -305,18 +271,13 @@ fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
         16,
     )?
     .with_blocks(8, 8);
-    for lane in 0..32 {
-        let q = (lane >> 2) % 4;
-        let (h, t) = (lane >> 4, lane % 4);
+    for q in 0..atom.instances.size() {
+        let base = atom.instances.eval(q)?;
+        let lane = |thread| Ok(base + atom.lanes.eval(thread)?);
         let (block_row, block_col) = (q % 2, q / 2);
-        for e in 0..4 {
-            a.assign(8 * block_row + t + 4 * h, 4 * block_col + e, owner(lane, e))?;
-            b.assign(4 * block_row + e, 8 * block_col + t + 4 * h, owner(lane, e))?;
-        }
-        for e in 0..8 {
-            let row = (lane % 2) + (e & 2) + 4 * h;
-            let col = (e & 4) + (lane & 2) + (e & 1);
-            c.assign(8 * block_row + row, 8 * block_col + col, owner(lane, e))?;
+        for (map, fragment) in [(&mut a, &atom.a), (&mut b, &atom.b), (&mut c, &atom.c)] {
+            let at = (block_row * fragment.rows, block_col * fragment.cols);
+            draw(map, fragment, lane, at)?;
         }
     }
     Ok(vec![a, b, c])

@@ -9,7 +9,7 @@
 //! - [`ThreadMap`], [`element_view`], [`thread_view`], [`thread_map`]: who
 //!   owns which element, in both directions.
 //! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix` and `mma`,
-//!   exactly the formulas of `docs/ptx-fragments.md`.
+//!   drawn from the atoms' thread–value layouts (`crate::atoms`).
 //! - [`WarpAccess`], [`bank_report`], [`banks`], [`bank_grid`]: which banks a
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
 //!
@@ -21,7 +21,8 @@ mod layout_grid;
 mod table;
 mod thread_map;
 
-pub use atom::{AtomName, LdmatrixCount, MmaInput, atom};
+pub use crate::atoms::LdmatrixCount;
+pub use atom::{AtomName, MmaInput, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};

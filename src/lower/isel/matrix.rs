@@ -3,8 +3,8 @@
 //! into registers (each thread gives one 16-byte row, receives one packed
 //! pair per matrix); `mma.sync.m16n8k16` and the Volta quad-pair
 //! `mma.sync.m8n8k4` multiply register fragments. Which element each thread
-//! holds: docs/ptx-fragments.md; the per-thread shapes the fragments must
-//! have: docs/lowering.md.
+//! holds, and the per-thread shapes the fragments must have, are the
+//! atoms' (`crate::atoms`, docs/atoms.md); docs/lowering.md.
 
 use super::super::error::LowerError;
 use super::super::group::Unit;
@@ -12,6 +12,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed};
+use crate::atoms::{self, LdmatrixCount, Mma};
 use crate::ir::{Memory, Scalar};
 use crate::ptx::{Operand, Reg, Sm, imm};
 
@@ -21,7 +22,7 @@ pub enum MatrixPattern {
     /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`.
     Ldmatrix {
         /// 1, 2 or 4 matrices.
-        matrices: u32,
+        count: LdmatrixCount,
     },
     /// `mma.sync.aligned.m16n8k16.row.col`.
     Mma16816 {
@@ -46,9 +47,15 @@ pub struct MatrixPlan {
 /// Every matrix pattern.
 pub fn patterns() -> Vec<MatrixPattern> {
     vec![
-        MatrixPattern::Ldmatrix { matrices: 4 },
-        MatrixPattern::Ldmatrix { matrices: 2 },
-        MatrixPattern::Ldmatrix { matrices: 1 },
+        MatrixPattern::Ldmatrix {
+            count: LdmatrixCount::X4,
+        },
+        MatrixPattern::Ldmatrix {
+            count: LdmatrixCount::X2,
+        },
+        MatrixPattern::Ldmatrix {
+            count: LdmatrixCount::X1,
+        },
         MatrixPattern::Mma16816 {
             inputs: Scalar::Fp16,
             accumulator: Scalar::Fp32,
@@ -76,25 +83,12 @@ pub(super) fn type_name(scalar: Scalar) -> &'static str {
     }
 }
 
-/// The per-thread fragment shapes of `mma.m16n8k16`, per level, in operand
-/// order C/D, A, B: C `[2,1].[1,2]` (m-half; an n-pair), A `[2,2].[1,2]`
-/// (m-half, k-half; a k-pair of one row), B `[2,1].[2,1]` (k-half; a k-pair).
-pub const M16N8K16_SHAPES: [&[&[i64]]; 3] = [
-    &[&[2, 1], &[1, 2]],
-    &[&[2, 2], &[1, 2]],
-    &[&[2, 1], &[2, 1]],
-];
-
-/// The per-thread fragment shapes of `mma.m8n8k4`, in operand order C/D, A,
-/// B: C `[2,2].[1,2]` (row+2, column+4; a column pair), A `[1,4]` (one row),
-/// B `[4,1]` (one column).
-pub const M8N8K4_SHAPES: [&[&[i64]]; 3] = [&[&[2, 2], &[1, 2]], &[&[1, 4]], &[&[4, 1]]];
-
 impl MatrixPattern {
     /// The entry's name.
     pub fn name(&self) -> String {
         match *self {
-            MatrixPattern::Ldmatrix { matrices } => {
+            MatrixPattern::Ldmatrix { count } => {
+                let matrices = count.matrices();
                 format!("ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].shared.b16")
             }
             MatrixPattern::Mma16816 {
@@ -129,18 +123,18 @@ impl MatrixPattern {
     /// Matches a request.
     pub fn check(&self, request: &Request) -> Matched {
         match *self {
-            MatrixPattern::Ldmatrix { matrices } => check_ldmatrix(request, matrices),
+            MatrixPattern::Ldmatrix { count } => check_ldmatrix(request, count),
             MatrixPattern::Mma16816 {
                 inputs,
                 accumulator,
             } => {
                 let scalars = [accumulator, inputs, inputs];
-                check_mma(request, Unit::Warp, scalars, [4, 8, 4], &M16N8K16_SHAPES)?;
+                check_mma(request, Unit::Warp, scalars, &atoms::mma_m16n8k16())?;
                 Ok(self.plan())
             }
             MatrixPattern::Mma884 => {
                 let scalars = [Scalar::Fp32, Scalar::Fp16, Scalar::Fp16];
-                check_mma(request, Unit::QuadPair, scalars, [8, 4, 4], &M8N8K4_SHAPES)?;
+                check_mma(request, Unit::QuadPair, scalars, &atoms::mma_m8n8k4())?;
                 Ok(self.plan())
             }
         }
@@ -154,7 +148,7 @@ impl MatrixPattern {
     }
 }
 
-fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
+fn check_ldmatrix(request: &Request, count: LdmatrixCount) -> Matched {
     expect_operands(
         request,
         &[&[Memory::Registers]],
@@ -173,9 +167,13 @@ fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
         ));
     }
     expect_warp(request, Unit::Warp)?;
+    let (atom, matrices) = (atoms::ldmatrix(count, false), count.matrices());
     expect_counts(
         request,
-        &[2 * matrices as usize, 8],
+        &[
+            atom.values.values() as usize,
+            atom.addresses.values() as usize,
+        ],
         &format!(
             "gives each thread one 16-byte row to read (8 elements) and {} packed pair{}",
             matrices,
@@ -203,7 +201,7 @@ fn check_ldmatrix(request: &Request, matrices: u32) -> Matched {
         return Err(Reject::new(Progress::Alignment, input.alignment_reason(16)));
     }
     Ok(Plan::Matrix(MatrixPlan {
-        pattern: MatrixPattern::Ldmatrix { matrices },
+        pattern: MatrixPattern::Ldmatrix { count },
         transpose: transposes(input, out),
     }))
 }
@@ -255,8 +253,7 @@ fn check_mma(
     request: &Request,
     unit: Unit,
     scalars: [Scalar; 3],
-    counts: [usize; 3],
-    shapes: &[&[&[i64]]; 3],
+    atom: &Mma,
 ) -> Result<(), Reject> {
     let rf: &[Memory] = &[Memory::Registers];
     expect_operands(request, &[rf], &[rf, rf], "multiplies register fragments")?;
@@ -277,7 +274,9 @@ fn check_mma(
     }
     expect_warp(request, unit)?;
     let names = ["C", "A", "B"];
-    for ((operand, count), name) in operands.iter().zip(counts).zip(names) {
+    let fragments = [&atom.c, &atom.a, &atom.b];
+    for ((operand, fragment), name) in operands.iter().zip(fragments).zip(names) {
+        let count = fragment.values() as usize;
         if operand.count != count {
             return Err(Reject::new(
                 Progress::Size,
@@ -288,8 +287,8 @@ fn check_mma(
             ));
         }
     }
-    for ((operand, shape), name) in operands.iter().zip(shapes).zip(names) {
-        let expected: Vec<Vec<i64>> = shape.iter().map(|level| level.to_vec()).collect();
+    for ((operand, fragment), name) in operands.iter().zip(fragments).zip(names) {
+        let expected = fragment.levels();
         if essential(&operand.dims) != essential(&expected) {
             return Err(Reject::new(
                 Progress::Layout,
@@ -345,7 +344,8 @@ pub fn emit(
     plan: &MatrixPlan,
 ) -> Result<(), LowerError> {
     match plan.pattern {
-        MatrixPattern::Ldmatrix { matrices } => {
+        MatrixPattern::Ldmatrix { count } => {
+            let matrices = count.matrices();
             let (out, input) = (&request.outputs[0], &request.inputs[0]);
             let address = lowering.address(input, 0)?;
             let words = lowering.target_words(out)?;

@@ -134,7 +134,9 @@ fn ldmatrix_needs_a_warp_and_chooses_trans_from_directions() {
     let (pattern, plan) = select(&r).unwrap();
     assert_eq!(
         pattern,
-        Pattern::Matrix(matrix::MatrixPattern::Ldmatrix { matrices: 4 })
+        Pattern::Matrix(matrix::MatrixPattern::Ldmatrix {
+            count: crate::atoms::LdmatrixCount::X4,
+        })
     );
     assert!(format!("{plan:?}").contains("transpose: false"));
     // B fragment [2,1].[2,1] from rows [1,8]: pairs run down the rows.

@@ -4,7 +4,7 @@
 //! B, both read straight from shared memory through 64-bit matrix
 //! descriptors, into fp32 accumulators spread over its threads as the
 //! `mma.m16n8` C fragment is over a warp: warp `w` holds rows `16w..16w+15`,
-//! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (docs/ptx-fragments.md).
+//! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (the atom of `crate::atoms`).
 //!
 //! The descriptors describe the one shared layout this pattern accepts:
 //! K-major rows of 64 16-bit elements (128 bytes) under `Swizzle<3,3,3>`,
@@ -26,6 +26,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::matrix::{essential, shape_text, type_name};
 use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
+use crate::atoms;
 use crate::expr::Expr;
 use crate::index::chain::split_sum;
 use crate::index::prove::constant_factor;
@@ -146,14 +147,15 @@ impl WgmmaPattern {
                 ),
             ));
         }
-        let fragment = vec![vec![1, n / 8], vec![2, 1], vec![1, 2]];
-        if c.count as i64 != n / 2 || essential(&c.dims) != essential(&fragment) {
+        let accumulators = atoms::wgmma_m64nnk16_accumulators(n);
+        let fragment = accumulators.levels();
+        if c.count as i64 != accumulators.values() || essential(&c.dims) != essential(&fragment) {
             return Err(Reject::new(
                 Progress::Layout,
                 format!(
                     "wants C per thread as {} ({} fp32 values); the {} is {}",
                     shape_text(&fragment),
-                    n / 2,
+                    accumulators.values(),
                     c.role,
                     shape_text(&c.dims)
                 ),
