@@ -5,8 +5,10 @@
 //! `syntax` (text → AST) → `check` (AST → typed IR) → `lower` (typed IR → PTX
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
+//! `compile` is the one driver that runs the stages in sequence.
 
 pub mod check;
+pub mod compile;
 pub mod diag;
 pub mod expr;
 pub mod index;

@@ -32,6 +32,12 @@ pub mod codes {
 #[derive(Clone, Debug)]
 pub struct Failure(pub Vec<Diagnostic>);
 
+impl From<Vec<Diagnostic>> for Failure {
+    fn from(diagnostics: Vec<Diagnostic>) -> Failure {
+        Failure(diagnostics)
+    }
+}
+
 impl Failure {
     /// One error diagnostic.
     pub fn new(code: &'static str, message: impl Into<String>, span: Span) -> Failure {

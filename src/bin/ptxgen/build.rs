@@ -1,21 +1,20 @@
-//! `ptxgen build`: every input through parse → check → lower → write (and
+//! `ptxgen build`: every input through `graphene::compile` and written (and
 //! with `--verify`, ptxas), in parallel over files, reports printed in
 //! input order so that the output does not depend on scheduling.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use graphene::diag::{ColorChoice, Severity};
-use graphene::lower::{self, Options};
+use graphene::compile;
+use graphene::diag::Severity;
 use graphene::ptx::TargetName;
 use graphene::ptx::tools;
-use graphene::{check, syntax};
 
 use super::messages::{self, FileReport, KernelReport, Plain, Resources};
 use super::output::{self, Destination};
-use super::{BuildArgs, Color, Emit, MessageFormat};
+use super::{BuildArgs, Emit, MessageFormat};
 
 /// Compiles every input; `Ok(true)` when all succeeded, `Err` for a usage
 /// error (nothing compiled).
@@ -41,11 +40,7 @@ pub fn run(args: &BuildArgs) -> Result<bool, String> {
         |jobs| jobs as usize,
     );
     let reports = compile_all(args, &destinations, ptxas.as_deref(), jobs);
-    let color = match args.color {
-        Color::Auto => ColorChoice::Auto,
-        Color::Always => ColorChoice::Always,
-        Color::Never => ColorChoice::Never,
-    };
+    let color = args.color.choice();
     let mut all_ok = true;
     for report in &reports {
         all_ok &= report.succeeded();
@@ -124,45 +119,22 @@ pub fn compile_one(
             return report;
         }
     }
-    let ast = match syntax::parse_file(&name, &report.source) {
-        Ok(ast) => ast,
+    let options = compile::Options {
+        arch: args.arch,
+        defines: args.defines.clone(),
+        annotate: args.annotate,
+        emit: args.emit.into(),
+    };
+    let compiled = match compile::compile(&name, &report.source, &options) {
+        Ok(compiled) => compiled,
         Err(diagnostics) => {
             report.diagnostics = diagnostics;
             return report;
         }
     };
-    let program = match check::check_file(&ast, &args.defines) {
-        Ok(program) => program,
-        Err(diagnostics) => {
-            report.diagnostics = diagnostics;
-            return report;
-        }
-    };
-    let (text, module) = match args.emit {
-        Emit::Ir => (lower::program_text(&program), None),
-        Emit::Ptx => {
-            let options = Options {
-                arch: args.arch,
-                annotate: args.annotate,
-                source: Some(Arc::from(report.source.as_str())),
-            };
-            let module = match lower::lower_program(&program, &options) {
-                Ok(module) => module,
-                Err(diagnostics) => {
-                    report.diagnostics = diagnostics;
-                    return report;
-                }
-            };
-            match module.to_ptx() {
-                Ok(text) => (text, Some(module)),
-                Err(failure) => {
-                    report.plain.push(error(format!("writing PTX: {failure}")));
-                    return report;
-                }
-            }
-        }
-    };
-    if let Err(failure) = write(destination, &text) {
+    report.diagnostics = compiled.warnings.clone();
+    let text = &compiled.text;
+    if let Err(failure) = write(destination, text) {
         report.plain.push(error(format!(
             "cannot write `{}`: {failure}",
             destination.describe()
@@ -170,16 +142,15 @@ pub fn compile_one(
         return report;
     }
     report.output = Some(destination.describe());
-    for kernel in &program.kernels {
-        let dynamic_shared_bytes = lower::dynamic_shared_bytes(kernel).unwrap_or(0);
+    for kernel in &compiled.kernels {
         report.kernels.push(KernelReport {
             name: kernel.name.clone(),
-            dynamic_shared_bytes,
+            dynamic_shared_bytes: kernel.dynamic_shared_bytes,
             resources: None,
         });
     }
-    if let (Some(ptxas), Some(module)) = (ptxas, module) {
-        verify(&mut report, ptxas, &text, &module);
+    if let (Some(ptxas), Some(module)) = (ptxas, &compiled.module) {
+        verify(&mut report, ptxas, text, module);
     }
     report
 }

@@ -29,6 +29,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use graphene::compile;
+use graphene::diag::ColorChoice;
 use graphene::ptx::Arch;
 
 /// The command line.
@@ -69,6 +71,15 @@ pub enum Emit {
     Ir,
 }
 
+impl From<Emit> for compile::Emit {
+    fn from(emit: Emit) -> compile::Emit {
+        match emit {
+            Emit::Ptx => compile::Emit::Ptx,
+            Emit::Ir => compile::Emit::Ir,
+        }
+    }
+}
+
 /// How to print diagnostics and results.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 pub enum MessageFormat {
@@ -87,6 +98,17 @@ pub enum Color {
     Always,
     /// Never.
     Never,
+}
+
+impl Color {
+    /// The rendering's choice.
+    pub fn choice(self) -> ColorChoice {
+        match self {
+            Color::Auto => ColorChoice::Auto,
+            Color::Always => ColorChoice::Always,
+            Color::Never => ColorChoice::Never,
+        }
+    }
 }
 
 /// The options of `ptxgen build`.
