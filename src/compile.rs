@@ -69,10 +69,11 @@ pub struct KernelFacts {
 
 /// A compiled file.
 ///
-/// Rule: `kernels[i]` describes `program.kernels[i]`; with [`Emit::Ptx`],
-/// `module` is `Some` and holds one `.entry` per kernel, named after it,
-/// and `text` is that module written; with [`Emit::Ir`], `module` is
-/// `None` and `text` is the checked IR.
+/// Rule: `kernels[i]` describes `program.kernels[i]`; `text` is what `emit`
+/// names — PTX with one `.entry` per kernel, named after it, or the
+/// checked IR; `module` is the PTX model `text` was written from, when this
+/// driver lowered the file (never with [`Emit::Ir`]; the launcher's tests
+/// pair a checked file with PTX written by hand and have none).
 #[derive(Clone, Debug)]
 pub struct Compiled {
     /// The name reports use (the path as given).
@@ -81,7 +82,9 @@ pub struct Compiled {
     pub source: String,
     /// The checked program.
     pub program: Program,
-    /// The PTX module, when PTX was asked for.
+    /// What `text` holds.
+    pub emit: Emit,
+    /// The PTX module, when the file was lowered here.
     pub module: Option<Module>,
     /// What was asked for, as text: PTX, or the IR.
     pub text: String,
@@ -94,7 +97,10 @@ pub struct Compiled {
 impl Compiled {
     /// The PTX text, when PTX was asked for.
     pub fn ptx(&self) -> Option<&str> {
-        self.module.as_ref().map(|_| self.text.as_str())
+        match self.emit {
+            Emit::Ptx => Some(&self.text),
+            Emit::Ir => None,
+        }
     }
 }
 
@@ -164,6 +170,7 @@ pub fn compile(name: &str, text: &str, options: &Options) -> Result<Compiled, Ve
         name: name.to_string(),
         source: text.to_string(),
         program,
+        emit: options.emit,
         module,
         text: output,
         kernels,
@@ -194,8 +201,8 @@ mod tests {
 
     #[test]
     fn ptx_comes_with_one_entry_and_facts_per_kernel() {
-        let compiled = compile("scale.gph", SCALE, &Options::default())
-            .unwrap_or_else(|d| panic!("{d:#?}"));
+        let compiled =
+            compile("scale.gph", SCALE, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
         let ptx = compiled.ptx().expect("PTX was asked for");
         assert!(ptx.contains(".entry scale("), "{ptx}");
         assert_eq!(
@@ -229,8 +236,12 @@ mod tests {
 
     #[test]
     fn the_first_failing_stage_reports() {
-        let errors = compile("bad.gph", "%a:[4].fp32.GL\n%a <- Nope()\n", &Options::default())
-            .unwrap_err();
+        let errors = compile(
+            "bad.gph",
+            "%a:[4].fp32.GL\n%a <- Nope()\n",
+            &Options::default(),
+        )
+        .unwrap_err();
         assert!(errors.iter().any(Diagnostic::is_error));
         let errors = compile("bad.gph", "kernel k {\n", &Options::default()).unwrap_err();
         assert!(errors.iter().any(Diagnostic::is_error));

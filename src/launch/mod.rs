@@ -24,9 +24,7 @@ mod dims;
 mod plan;
 mod report;
 
-pub use command::{
-    BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select,
-};
+pub use command::{BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select};
 #[cfg(feature = "cuda")]
 pub use device::{RunError, bench_kernel, element_type, fill_bytes, run_kernel};
 pub use dims::{DimArg, DimValues};

@@ -175,12 +175,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    match launch::bench_file(
-        &compiled,
-        &args.options.options(),
-        &mut stdout,
-        &mut stderr,
-    ) {
+    match launch::bench_file(&compiled, &args.options.options(), &mut stdout, &mut stderr) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             drop(stderr);
