@@ -225,7 +225,7 @@ mod tests {
         let compiled = compile("scale.gph", SCALE, &options).unwrap_or_else(|d| panic!("{d:#?}"));
         assert!(compiled.module.is_none() && compiled.ptx().is_none());
         assert!(compiled.text.contains("kernel scale"), "{}", compiled.text);
-        assert!(compiled.text.contains("[32]"), "{}", compiled.text);
+        assert!(compiled.text.contains("%x:[32 : 1]"), "{}", compiled.text);
         let unknown = Options {
             defines: vec![("BN".into(), 8)],
             ..Options::default()
