@@ -1,10 +1,12 @@
 //! The whole compiler on the largest example: parse → check → lower → PTX
-//! text, each stage alone and all together — what `ptxgen` pays per file.
+//! text, each stage alone and all together through `graphene::compile` —
+//! what `ptxgen` pays per file.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use graphene::check::check_file;
+use graphene::compile::{self, compile};
 use graphene::lower::{Options, lower_program};
 use graphene::syntax::parse_file;
 
@@ -47,12 +49,7 @@ fn pipeline(c: &mut Criterion) {
     });
     c.bench_function("parse + check + lower + emit (largest example)", |b| {
         b.iter(|| {
-            let ast = parse_file(&name, black_box(&source)).expect("parses");
-            let program = check_file(&ast, &[]).expect("checks");
-            lower_program(&program, &options)
-                .expect("lowers")
-                .to_ptx()
-                .expect("writes")
+            compile(&name, black_box(&source), &compile::Options::default()).expect("compiles")
         })
     });
 }

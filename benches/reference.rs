@@ -7,15 +7,18 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use graphene::check::check_file;
+use graphene::compile::{Options, check};
 use graphene::ir::Kernel;
 use graphene::reference::{Contract, compare, gemm_accumulate};
-use graphene::syntax::parse_file;
 
 fn kernel(source: &str) -> Kernel {
-    let file = parse_file("bench.gph", source).expect("benchmark kernels parse");
-    let program = check_file(&file, &[]).expect("benchmark kernels check");
-    program.kernels.into_iter().next().expect("one kernel")
+    let checked = check("bench.gph", source, &Options::default()).expect("benchmark kernels check");
+    checked
+        .program
+        .kernels
+        .into_iter()
+        .next()
+        .expect("one kernel")
 }
 
 /// Deterministic values in [-1, 1) with a short period.

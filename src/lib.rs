@@ -5,10 +5,12 @@
 //! `syntax` (text → AST) → `check` (AST → typed IR) → `lower` (typed IR → PTX
 //! model) → `ptx` (PTX model → text). `layout` is the algebra every stage
 //! stands on; `atoms` holds the thread–value layouts of the instructions;
-//! `diag` renders errors; `viz` draws layouts for the REPL.
+//! `diag` renders errors; `viz` draws layouts for the REPL. `compile` is the
+//! one driver that runs the stages in sequence.
 
 pub mod atoms;
 pub mod check;
+pub mod compile;
 pub mod diag;
 pub mod index;
 pub mod ir;

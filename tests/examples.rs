@@ -9,10 +9,8 @@ mod ptx_support;
 
 use std::path::{Path, PathBuf};
 
-use graphene::check::check_file;
-use graphene::lower::{Options, lower_program};
+use graphene::compile::{self, Options};
 use graphene::ptx::{Arch, Module};
-use graphene::syntax::parse_file;
 use pretty_assertions::assert_eq;
 
 /// One example and what its header promises.
@@ -70,12 +68,10 @@ fn examples() -> Vec<Example> {
 
 fn compile(example: &Example, options: &Options) -> Module {
     let file = example.path.display().to_string();
-    let ast = parse_file(&file, &example.source)
-        .unwrap_or_else(|d| panic!("{}: does not parse: {d:#?}", example.name));
-    let program = check_file(&ast, &[])
-        .unwrap_or_else(|d| panic!("{}: does not check: {d:#?}", example.name));
-    lower_program(&program, options)
-        .unwrap_or_else(|d| panic!("{}: does not lower: {d:#?}", example.name))
+    compile::compile(&file, &example.source, options)
+        .unwrap_or_else(|d| panic!("{}: does not compile: {d:#?}", example.name))
+        .module
+        .expect("PTX was asked for")
 }
 
 #[test]
@@ -121,7 +117,6 @@ fn annotated_ptx_shows_each_source_line_above_its_instructions() {
         .expect("the ldmatrix example");
     let options = Options {
         annotate: true,
-        source: Some(example.source.as_str().into()),
         ..Options::default()
     };
     let text = compile(&example, &options).to_ptx().unwrap();

@@ -18,7 +18,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use graphene::launch::{CompiledFile, DimArg, RunOptions, run_file, select};
+use graphene::compile::{Compiled, Options, compile};
+use graphene::launch::{DimArg, RunOptions, run_file, select};
 use graphene::ptx::{Sm, TargetName};
 use graphene::runtime::Gpu;
 
@@ -54,7 +55,7 @@ fn targets(text: &str) -> Vec<String> {
 
 /// One value for every dim of the file: the smallest candidate with which
 /// every kernel's requirements hold.
-fn dims_for(compiled: &CompiledFile) -> Option<Vec<DimArg>> {
+fn dims_for(compiled: &Compiled) -> Option<Vec<DimArg>> {
     let mut names: Vec<String> = compiled
         .program
         .kernels
@@ -111,7 +112,7 @@ fn every_sm80_and_sm90_example_passes_its_check() {
             ));
             continue;
         }
-        let compiled = match CompiledFile::compile(&name, &text, &[], None) {
+        let compiled = match compile(&name, &text, &Options::default()) {
             Ok(compiled) => compiled,
             Err(diagnostics) => {
                 failures.push(format!("{name}: does not compile: {diagnostics:?}"));

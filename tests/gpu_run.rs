@@ -8,12 +8,9 @@
 
 use std::io::Write;
 
-use graphene::check::check_file;
-use graphene::launch::{
-    BenchOptions, CommandError, CompiledFile, RunOptions, bench_file, run_file,
-};
+use graphene::compile::{Compiled, Emit, Options, compile};
+use graphene::launch::{BenchOptions, CommandError, RunOptions, bench_file, run_file};
 use graphene::runtime::Gpu;
-use graphene::syntax::parse_file;
 
 /// c[i] = a[i] + b[i] for i < n (f32), one thread per element.
 const VECTOR_ADD: &str = include_str!("gpu/vector_add.ptx");
@@ -40,15 +37,18 @@ const REVERSE_GPH: &str = "kernel reverse_through_shared {\n\
     %dst <- Spec<<<#one, #threads>>>(%src) {}\n\
     }\n";
 
-fn compiled(name: &str, gph: &str, ptx: &str, dynamic_shared_bytes: u32) -> CompiledFile {
-    let file = parse_file(name, gph).unwrap_or_else(|d| panic!("{d:#?}"));
-    CompiledFile {
-        name: name.to_string(),
-        text: gph.to_string(),
-        program: check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}")),
-        ptx: ptx.to_string(),
-        dynamic_shared_bytes: vec![dynamic_shared_bytes],
-    }
+/// `gph` checked, paired with the hand-written `ptx` and its one kernel's
+/// dynamic shared memory.
+fn compiled(name: &str, gph: &str, ptx: &str, dynamic_shared_bytes: u32) -> Compiled {
+    let checked = Options {
+        emit: Emit::Ir,
+        ..Options::default()
+    };
+    let mut compiled = compile(name, gph, &checked).unwrap_or_else(|d| panic!("{d:#?}"));
+    compiled.emit = Emit::Ptx;
+    compiled.text = ptx.to_string();
+    compiled.kernels[0].dynamic_shared_bytes = dynamic_shared_bytes;
+    compiled
 }
 
 fn run_options(dims: &[&str], check: bool) -> RunOptions {
@@ -82,7 +82,7 @@ fn device_or_skip(test: &str) -> bool {
     false
 }
 
-fn run_text(file: &CompiledFile, options: &RunOptions) -> (bool, String) {
+fn run_text(file: &Compiled, options: &RunOptions) -> (bool, String) {
     let mut out = Vec::new();
     let passed = run_file(file, options, &mut out).unwrap_or_else(|e| panic!("{e}"));
     (passed, String::from_utf8(out).unwrap())

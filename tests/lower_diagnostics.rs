@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use graphene::check::check_file;
+use graphene::compile::{Options, check, compile};
 use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
-use graphene::lower::{Options, codes, lower_program};
-use graphene::syntax::parse_file;
+use graphene::lower::codes;
 use pretty_assertions::assert_eq;
 
 fn root() -> PathBuf {
@@ -33,13 +32,14 @@ fn diagnostics(name: &str, src: &str) -> Vec<Diagnostic> {
         .next()
         .and_then(|line| line.strip_prefix("// arch:"))
         .map(|arch| arch.trim().parse().expect("a valid arch line"));
-    let ast = parse_file(name, src).unwrap_or_else(|d| panic!("{name} does not parse: {d:#?}"));
-    let program = check_file(&ast, &[]).unwrap_or_else(|d| panic!("{name} does not check: {d:#?}"));
     let options = Options {
         arch,
         ..Options::default()
     };
-    match lower_program(&program, &options) {
+    if let Err(d) = check(name, src, &options) {
+        panic!("{name} does not check: {d:#?}");
+    }
+    match compile(name, src, &options) {
         Ok(_) => panic!("{name} lowers, but its case expects diagnostics"),
         Err(diagnostics) => diagnostics,
     }

@@ -8,19 +8,16 @@
 
 mod ptx_support;
 
-use graphene::check::check_file;
-use graphene::lower::{Options, lower_program};
+use graphene::compile::{Options, compile};
 use graphene::ptx::{Arch, Module};
-use graphene::syntax::parse_file;
 
 fn lower(name: &str, src: &str, arch: Option<Arch>) -> Module {
-    let ast = parse_file(name, src).unwrap_or_else(|d| panic!("{d:#?}"));
-    let program = check_file(&ast, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
     let options = Options {
         arch,
         ..Options::default()
     };
-    lower_program(&program, &options).unwrap_or_else(|d| panic!("{d:#?}"))
+    let compiled = compile(name, src, &options).unwrap_or_else(|d| panic!("{d:#?}"));
+    compiled.module.expect("PTX was asked for")
 }
 
 /// C (16x16, fp32) = A (16x16) · B (16x16, row-major K x N): one
@@ -204,18 +201,17 @@ fn gemm_example(defines: &[(&str, i64)]) -> String {
 fn example_for(file: &str, defines: &[(&str, i64)], arch: Arch) -> String {
     let path = format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(path).expect("the example");
-    let ast = parse_file(file, &src).unwrap_or_else(|d| panic!("{d:#?}"));
-    let defines: Vec<(String, i64)> = defines
-        .iter()
-        .map(|(name, value)| (name.to_string(), *value))
-        .collect();
-    let program = check_file(&ast, &defines).unwrap_or_else(|d| panic!("{d:#?}"));
     let options = Options {
         arch: Some(arch),
+        defines: defines
+            .iter()
+            .map(|(name, value)| (name.to_string(), *value))
+            .collect(),
         ..Options::default()
     };
-    let module = lower_program(&program, &options).unwrap_or_else(|d| panic!("{d:#?}"));
-    module.to_ptx().unwrap()
+    compile(file, &src, &options)
+        .unwrap_or_else(|d| panic!("{d:#?}"))
+        .text
 }
 
 /// ptxas's report of each entry for sm_90.

@@ -8,22 +8,21 @@
 
 mod ptx_support;
 
-use graphene::check::check_file;
-use graphene::lower::{Options, lower_program};
+use graphene::compile::{Options, compile};
 use graphene::ptx::{Arch, Module};
-use graphene::syntax::parse_file;
 
 /// The targets every kernel here is assembled for.
 const ARCHS: [Arch; 2] = [Arch::Sm80, Arch::Sm90];
 
 fn lower(name: &str, src: &str, arch: Option<Arch>) -> Module {
-    let ast = parse_file(name, src).unwrap_or_else(|d| panic!("{name}: {d:#?}"));
-    let program = check_file(&ast, &[]).unwrap_or_else(|d| panic!("{name}: {d:#?}"));
     let options = Options {
         arch,
         ..Options::default()
     };
-    lower_program(&program, &options).unwrap_or_else(|d| panic!("{name}: {d:#?}"))
+    compile(name, src, &options)
+        .unwrap_or_else(|d| panic!("{name}: {d:#?}"))
+        .module
+        .expect("PTX was asked for")
 }
 
 /// Lowers for each target, assembles, and requires the SASS opcodes.

@@ -8,10 +8,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
-use graphene::check::check_file;
-use graphene::lower::{Options, lower_program};
+use graphene::compile::{Options, check, compile};
 use graphene::ptx::Arch;
-use graphene::syntax::{parse_file, tokenize};
+use graphene::syntax::tokenize;
 
 /// Sizes that make shapes odd, tiny, huge, misaligned or exact.
 const SIZES: [&str; 10] = ["0", "1", "2", "3", "7", "8", "16", "64", "4096", "1000000"];
@@ -68,17 +67,18 @@ fn mutations(text: &str) -> Vec<String> {
 /// Lowers `src` if it checks; `Some(accepted)` then, `None` if the front
 /// end rejects it.
 fn lower(src: &str, arch: Option<Arch>) -> Option<bool> {
-    let ast = parse_file("mutant.gph", src).ok()?;
-    let program = check_file(&ast, &[]).ok()?;
     let options = Options {
         arch,
         annotate: true,
-        source: Some(src.into()),
+        ..Options::default()
     };
-    match lower_program(&program, &options) {
-        Ok(module) => {
-            let text = module.to_ptx();
-            assert!(text.is_ok(), "an accepted program does not write:\n{src}");
+    check("mutant.gph", src, &options).ok()?;
+    match compile("mutant.gph", src, &options) {
+        Ok(compiled) => {
+            assert!(
+                compiled.ptx().is_some(),
+                "an accepted program has no PTX:\n{src}"
+            );
             Some(true)
         }
         Err(diagnostics) => {

@@ -7,20 +7,19 @@
 
 mod ptx_support;
 
-use graphene::check::check_file;
+use graphene::compile::{Options, check, compile};
 use graphene::diag::Diagnostic;
-use graphene::lower::{Options, lower_program};
 use graphene::ptx::{Arch, Module};
-use graphene::syntax::parse_file;
 
 fn lower(name: &str, src: &str, arch: Option<Arch>) -> Result<Module, Vec<Diagnostic>> {
-    let ast = parse_file(name, src).unwrap_or_else(|d| panic!("{name}: {d:#?}"));
-    let program = check_file(&ast, &[]).unwrap_or_else(|d| panic!("{name}: {d:#?}"));
     let options = Options {
         arch,
         ..Options::default()
     };
-    lower_program(&program, &options)
+    if let Err(d) = check(name, src, &options) {
+        panic!("{name}: {d:#?}");
+    }
+    compile(name, src, &options).map(|compiled| compiled.module.expect("PTX was asked for"))
 }
 
 /// One warpgroup computes C (64×N, fp32) = A (64×64) · B (64×N), both
@@ -94,8 +93,7 @@ fn lines_starting(text: &str, prefix: &str) -> Vec<String> {
 }
 
 fn check_errors(src: &str) -> Vec<Diagnostic> {
-    let ast = parse_file("pending", src).unwrap_or_else(|d| panic!("{d:#?}"));
-    check_file(&ast, &[]).map_or_else(|errors| errors, |_| Vec::new())
+    check("pending", src, &Options::default()).map_or_else(|errors| errors, |_| Vec::new())
 }
 
 fn refusal(src: &str, arch: Option<Arch>) -> String {

@@ -9,7 +9,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use graphene::launch::{CompiledFile, LaunchPlan};
+use graphene::compile::{self, Options};
+use graphene::launch::LaunchPlan;
 use serde_json::Value;
 
 /// Dims that satisfy every example's requirements (multiples of 256).
@@ -111,13 +112,18 @@ fn every_example_manifest_agrees_with_the_launch_plan() {
         assert_eq!(manifest["manifest"], 1);
         let text =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&example)).unwrap();
-        let compiled = CompiledFile::compile(&example, &text, &[], None).expect("compiles");
+        let compiled = compile::compile(&example, &text, &Options::default()).expect("compiles");
         for (i, kernel) in compiled.program.kernels.iter().enumerate() {
             let entry = &manifest["kernels"][i];
             assert_eq!(entry["name"], kernel.name.as_str());
             let dims = vec![DIM_VALUE; kernel.dims.len()];
-            let plan = LaunchPlan::new(kernel, &dims, compiled.dynamic_shared_bytes[i], None)
-                .unwrap_or_else(|e| panic!("{example} {}: {e}", kernel.name));
+            let plan = LaunchPlan::new(
+                kernel,
+                &dims,
+                compiled.kernels[i].dynamic_shared_bytes,
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{example} {}: {e}", kernel.name));
             let names: Vec<&str> = kernel.dims.iter().map(|d| d.name.as_str()).collect();
             let value_of = |name: &str| {
                 assert!(names.contains(&name), "{example}: `{name}` is not a dim");

@@ -14,7 +14,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
-use graphene::check::check_file;
+use graphene::compile::{Options, check};
 use graphene::diag::Diagnostic;
 use graphene::syntax::{File, parse_file, print_file, strip_spans, tokenize};
 
@@ -31,7 +31,7 @@ fn run_front_end(src: &str) -> Outcome {
     match parse_file("fuzz.gph", src) {
         Err(diagnostics) => Outcome::Unparsed(diagnostics),
         Ok(file) => {
-            let checked = check_file(&file, &[]).map(|_| ());
+            let checked = check("fuzz.gph", src, &Options::default()).map(|_| ());
             Outcome::Parsed(file, checked)
         }
     }

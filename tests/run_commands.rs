@@ -3,11 +3,10 @@
 //! device is touched and fails with one line; past them, a build without
 //! the `cuda` feature, or a machine without a GPU, says so in one line.
 
-use graphene::check::check_file;
+use graphene::compile::{Compiled, Emit, Options, compile};
 use graphene::launch::{
-    BenchOptions, CommandError, CompiledFile, Role, RunOptions, Work, bench_file, run_file, select,
+    BenchOptions, CommandError, Role, RunOptions, Work, bench_file, run_file, select,
 };
-use graphene::syntax::parse_file;
 
 const GEMM: &str = "const BM = 128\n\
 kernel gemm {\n\
@@ -25,15 +24,16 @@ kernel zero {\n\
     %z <- Init<0.0><<<#blocks, #threads>>>() {}\n\
 }\n";
 
-fn compiled() -> CompiledFile {
-    let file = parse_file("gemm.gph", GEMM).unwrap_or_else(|d| panic!("{d:#?}"));
-    CompiledFile {
-        name: "gemm.gph".into(),
-        text: GEMM.into(),
-        program: check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}")),
-        ptx: String::new(),
-        dynamic_shared_bytes: vec![98304, 0],
-    }
+/// The file checked, not lowered (its MatMul has no body to lower), with
+/// the GEMM's dynamic shared memory given by hand.
+fn compiled() -> Compiled {
+    let checked = Options {
+        emit: Emit::Ir,
+        ..Options::default()
+    };
+    let mut compiled = compile("gemm.gph", GEMM, &checked).unwrap_or_else(|d| panic!("{d:#?}"));
+    compiled.kernels[0].dynamic_shared_bytes = 98304;
+    compiled
 }
 
 fn run(dims: &[&str], kernel: Option<&str>) -> Result<bool, CommandError> {
@@ -142,8 +142,8 @@ fn every_example_compiles_plans_and_has_a_contract() {
     for path in paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
-        let compiled = CompiledFile::compile(&name, &text, &[], None)
-            .unwrap_or_else(|d| panic!("{name}: {d:#?}"));
+        let compiled =
+            compile(&name, &text, &Options::default()).unwrap_or_else(|d| panic!("{name}: {d:#?}"));
         // The values tests/gpu_examples.rs gives: 256 suits every example. Kernels
         // of one file may share dim names (the GEMM's two kernels both have M, N, K).
         let mut names: Vec<_> = compiled
@@ -167,7 +167,7 @@ fn every_example_compiles_plans_and_has_a_contract() {
             assert!(contract.output.elements() > 0);
             assert!(
                 compiled
-                    .ptx
+                    .text
                     .contains(&format!(".entry {}(", one.plan.kernel)),
                 "{name}"
             );

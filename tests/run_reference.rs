@@ -3,15 +3,19 @@
 //! (`check::constant_layout`), matrices and reductions by coordinates,
 //! values worked out by hand.
 
-use graphene::check::{check_file, constant_layout};
+use graphene::check::constant_layout;
+use graphene::compile::{Options, check};
 use graphene::ir::{Kernel, Scalar, View};
 use graphene::reference::{Contract, ContractKind, ReferenceError, compare, round_to};
-use graphene::syntax::parse_file;
 
 fn kernel(source: &str) -> Kernel {
-    let file = parse_file("t.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
-    let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
-    program.kernels.into_iter().next().expect("one kernel")
+    let checked = check("t.gph", source, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
+    checked
+        .program
+        .kernels
+        .into_iter()
+        .next()
+        .expect("one kernel")
 }
 
 /// The offset of every element of a constant view, in element order,
@@ -297,9 +301,9 @@ fn the_examples_have_contracts_or_say_why_not() {
     assert!(!names.is_empty());
     for path in names {
         let text = std::fs::read_to_string(&path).unwrap();
-        let file = parse_file(&path.display().to_string(), &text).unwrap();
-        let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
-        for kernel in &program.kernels {
+        let checked = check(&path.display().to_string(), &text, &Options::default())
+            .unwrap_or_else(|d| panic!("{d:#?}"));
+        for kernel in &checked.program.kernels {
             // Symbolic dims get a small value that satisfies divisibility.
             let dims = vec![128; kernel.dims.len()];
             match Contract::of(kernel, &dims) {

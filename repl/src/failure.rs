@@ -2,7 +2,7 @@
 //! into the line typed, and the shifting that places the diagnostics of a
 //! part of the line (a command's argument) where that part sits in it.
 
-use graphene::diag::{Diagnostic, Span};
+use graphene::diag::{Diagnostic, Span, suggest};
 
 /// The REPL's diagnostic codes; `docs/repl.md` lists them.
 pub mod codes {
@@ -31,6 +31,12 @@ pub mod codes {
 /// Rule: every span is a byte range of the whole line as typed.
 #[derive(Clone, Debug)]
 pub struct Failure(pub Vec<Diagnostic>);
+
+impl From<Vec<Diagnostic>> for Failure {
+    fn from(diagnostics: Vec<Diagnostic>) -> Failure {
+        Failure(diagnostics)
+    }
+}
 
 impl Failure {
     /// One error diagnostic.
@@ -104,26 +110,7 @@ pub fn similar<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) 
 
 fn close(wanted: &str, candidate: &str) -> bool {
     (wanted.len() >= 2 && candidate.starts_with(wanted))
-        || edit_distance(wanted, candidate) <= 1 + wanted.len() / 4
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            current.push(
-                (previous[j] + cost)
-                    .min(previous[j + 1] + 1)
-                    .min(current[j] + 1),
-            );
-        }
-        previous = current;
-    }
-    previous[b.len()]
+        || suggest::distance(wanted, candidate, 1 + wanted.len() / 4).is_some()
 }
 
 #[cfg(test)]

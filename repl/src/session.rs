@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use graphene::check::{self, Shown, expr_text, group_type_text, tensor_type_text};
+use graphene::compile;
 use graphene::diag::{ColorChoice, SourceMap};
 use graphene::syntax::{self, Line, MAX_NESTING, print_expr, token::too_deep, tokenize};
 use graphene::viz::{AtomName, Style, atom};
@@ -263,19 +264,19 @@ impl Session {
 
     /// IR through the checker's session.
     fn ir(&mut self, input: &str) -> Result<String, Failure> {
-        let line = syntax::parse_line(input).map_err(Failure)?;
-        if let Line::Const(def) = &line {
-            if self.bound.contains_key(&def.name.text) {
-                return Err(Failure::new(
-                    codes::BAD_NAME,
-                    format!("`{}` is already a layout", def.name.text),
-                    def.name.span,
-                )
-                .label("bound by `let`")
-                .help("constants and layouts share names; choose another"));
+        let bound = &self.bound;
+        let (line, shown) = compile::check_line(&mut self.checker, input, |line| match line {
+            Line::Const(def) if bound.contains_key(&def.name.text) => Err(Failure::new(
+                codes::BAD_NAME,
+                format!("`{}` is already a layout", def.name.text),
+                def.name.span,
+            )
+            .label("bound by `let`")
+            .help("constants and layouts share names; choose another")),
+            Line::Empty | Line::Const(_) | Line::Kernel(_) | Line::Stmt(_) | Line::Expr(_) => {
+                Ok(())
             }
-        }
-        let shown = self.checker.line(&line).map_err(Failure)?;
+        })?;
         if let Shown::Const { name, value } = &shown {
             self.constants.insert(name.clone(), *value);
         }

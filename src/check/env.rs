@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Diagnostic, Span, suggest};
 use crate::expr::Expr;
 use crate::ir::{self, NamedSpan, Requirement};
 use crate::syntax::ast::{Block, IndexPattern, IndexPatternKind, Name, StmtKind};
@@ -480,13 +480,10 @@ impl Checker {
             candidates.extend(self.consts.keys().map(String::as_str));
             candidates.extend(self.dim_ids.keys().map(String::as_str));
         }
+        // Sorted, so that of equally close names the first alphabetically wins.
+        candidates.sort_unstable();
         let limit = (name.chars().count() / 3).max(1);
-        candidates
-            .into_iter()
-            .map(|candidate| (edit_distance(name, candidate), candidate))
-            .filter(|&(distance, _)| distance <= limit)
-            .min()
-            .map(|(_, candidate)| candidate.to_string())
+        suggest::closest(name, candidates, suggest::Case::Sensitive, |_| limit).map(str::to_string)
     }
 
     /// The number of symbolic dimension `name`, adding it if new.
@@ -545,35 +542,5 @@ impl Checker {
             }
         }
         out.into_iter().collect()
-    }
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::edit_distance;
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("acc", "acc"), 0);
-        assert_eq!(edit_distance("acc", "ac"), 1);
-        assert_eq!(edit_distance("tid_m", "tid_n"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

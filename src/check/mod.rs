@@ -10,7 +10,8 @@
 //! poisoned value report nothing more, so one run lists every independent
 //! error. The codes are in [`codes`] and `docs/diagnostics.md`.
 //!
-//! - [`check_file`]: a whole file, with `--define` overrides of its constants.
+//! - [`check_file`], [`check_file_warned`]: a whole file, with `--define`
+//!   overrides of its constants (the pipeline runs it from `crate::compile`).
 //! - [`Session`]: the REPL's incremental checker, one line at a time.
 //! - [`constant_layout`], [`expr_text`], [`tensor_type_text`],
 //!   [`group_type_text`]: what a consumer needs to draw or print checked values.
@@ -59,6 +60,15 @@ pub use symbolic::constant_layout;
 /// assert_eq!(program.kernels[0].name, "zero");
 /// ```
 pub fn check_file(file: &File, defines: &[(String, i64)]) -> Result<Program, Vec<Diagnostic>> {
+    check_file_warned(file, defines).map(|(program, _warnings)| program)
+}
+
+/// [`check_file`], keeping the warnings of a file that checks (sorted by
+/// position) beside its program.
+pub fn check_file_warned(
+    file: &File,
+    defines: &[(String, i64)],
+) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let const_spans: Vec<(usize, &ConstDef)> = file
         .items
@@ -118,11 +128,11 @@ pub fn check_file(file: &File, defines: &[(String, i64)]) -> Result<Program, Vec
             }
         }
     }
+    diags.sort_by_key(|d| d.primary.span.start);
     if diags.iter().any(Diagnostic::is_error) {
-        diags.sort_by_key(|d| d.primary.span.start);
         return Err(diags);
     }
-    Ok(Program { kernels })
+    Ok((Program { kernels }, diags))
 }
 
 fn unknown_define(name: &str, value: i64, consts: &[(usize, &ConstDef)]) -> Diagnostic {

@@ -2,8 +2,10 @@
 //! message, labelled spans, notes, help) and its rendering through
 //! `codespan-reporting` (`render`). A stage builds diagnostics with byte spans
 //! only; lines and columns are computed when a diagnostic is printed.
+//! `suggest` finds the "did you mean" candidate every stage offers.
 
 mod render;
+pub mod suggest;
 
 pub use render::{ColorChoice, FileId, SourceFile, SourceMap};
 

@@ -2,124 +2,49 @@
 //! their options, the choice of kernels, every plan checked before the GPU
 //! is touched, then one summary line per kernel (or `--json` rows).
 //!
-//! The command-line front end compiles the file into a [`CompiledFile`]
-//! ([`CompiledFile::compile`]: parse, check, lower) and calls [`run_file`]
-//! or [`bench_file`]; everything else happens here.
+//! The command-line front end compiles the file with [`crate::compile`]
+//! (to PTX) and calls [`run_file`] or [`bench_file`]; everything else
+//! happens here.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use super::PlanError;
 use super::dims::{DimArg, DimValues};
 use super::plan::{LaunchPlan, Source};
-use crate::diag::{Diagnostic, Span};
-use crate::ir::{Kernel, Program};
-use crate::lower::{self, LowerError};
-use crate::ptx::Arch;
+use crate::compile::Compiled;
+use crate::ir::Kernel;
 use crate::reference::{Contract, ReferenceError};
-use crate::{check, syntax};
-
-/// A `.gph` file ready to run.
-///
-/// Rule: `ptx` holds one `.entry` per kernel of `program`, named after it;
-/// `dynamic_shared_bytes[i]` is what kernel `i` must be launched with.
-#[derive(Clone, Debug)]
-pub struct CompiledFile {
-    /// The name reports use (the path as given).
-    pub name: String,
-    /// The source text, to locate requirements.
-    pub text: String,
-    /// The checked program.
-    pub program: Program,
-    /// The PTX of all its kernels.
-    pub ptx: String,
-    /// Dynamic shared memory per kernel, in program order.
-    pub dynamic_shared_bytes: Vec<u32>,
-}
-
-impl CompiledFile {
-    /// Parses, checks and lowers `text` (reported as `name`), with
-    /// `defines` overriding its constants, for `arch` (`None`: the lowest
-    /// target that has every instruction used). The diagnostics of the
-    /// first stage that fails, otherwise the file ready to run.
-    pub fn compile(
-        name: &str,
-        text: &str,
-        defines: &[(String, i64)],
-        arch: Option<Arch>,
-    ) -> Result<CompiledFile, Vec<Diagnostic>> {
-        let ast = syntax::parse_file(name, text)?;
-        let program = check::check_file(&ast, defines)?;
-        let options = lower::Options {
-            arch,
-            annotate: false,
-            source: Some(Arc::from(text)),
-        };
-        let module = lower::lower_program(&program, &options)?;
-        let ptx = module.to_ptx().map_err(|error| {
-            vec![
-                LowerError::Ptx {
-                    span: Span::DUMMY,
-                    error,
-                }
-                .to_diagnostic(),
-            ]
-        })?;
-        let dynamic_shared_bytes = program
-            .kernels
-            .iter()
-            .map(lower::dynamic_shared_bytes)
-            .collect::<Result<Vec<u32>, LowerError>>()
-            .map_err(|error| vec![error.to_diagnostic()])?;
-        Ok(CompiledFile {
-            name: name.to_string(),
-            text: text.to_string(),
-            program,
-            ptx,
-            dynamic_shared_bytes,
-        })
-    }
-}
 
 /// The options of `ptxgen run`.
-#[derive(Clone, Debug, Default, clap::Args)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// Run only this kernel (default: every kernel of the file).
-    #[arg(long, value_name = "NAME")]
+    /// `--kernel`: run only this kernel (`None`: every kernel of the file).
     pub kernel: Option<String>,
-    /// The value of a symbolic dimension, e.g. `--dim M=4096`; one per dim.
-    #[arg(long = "dim", value_name = "NAME=VALUE")]
+    /// `--dim NAME=VALUE`: the value of each symbolic dimension.
     pub dims: Vec<DimArg>,
-    /// Seed of the random inputs (the same seed gives the same inputs).
-    #[arg(long, default_value_t = 1)]
+    /// `--seed`: seed of the random inputs (the same seed gives the same
+    /// inputs).
     pub seed: u64,
-    /// Compare the output with the CPU reference of the kernel's contract;
-    /// exit with 1 when any kernel fails.
-    #[arg(long)]
+    /// `--check`: compare the output with the CPU reference of the kernel's
+    /// contract.
     pub check: bool,
 }
 
 /// The options of `ptxgen bench`.
-#[derive(Clone, Debug, clap::Args)]
+#[derive(Clone, Debug)]
 pub struct BenchOptions {
-    /// Time only this kernel (default: every kernel of the file).
-    #[arg(long, value_name = "NAME")]
+    /// `--kernel`: time only this kernel (`None`: every kernel of the file).
     pub kernel: Option<String>,
-    /// The value of a symbolic dimension, e.g. `--dim M=4096`; one per dim.
-    #[arg(long = "dim", value_name = "NAME=VALUE")]
+    /// `--dim NAME=VALUE`: the value of each symbolic dimension.
     pub dims: Vec<DimArg>,
-    /// Timed launches.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    /// `--reps`: timed launches (at least 1).
     pub reps: u32,
-    /// Untimed launches first.
-    #[arg(long, default_value_t = 10)]
+    /// `--warmup`: untimed launches first.
     pub warmup: u32,
-    /// Print a JSON array of rows (kernel, dims, m, n, k, median_ms,
+    /// `--json`: a JSON array of rows (kernel, dims, m, n, k, median_ms,
     /// min_ms, max_ms, tflops or gbps) instead of summary lines.
-    #[arg(long)]
     pub json: bool,
-    /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
+    /// `--seed`: seed of the random inputs.
     pub seed: u64,
 }
 
@@ -141,7 +66,7 @@ pub enum CommandError {
         available: Vec<String>,
     },
     /// The front end's output does not fit together (a kernel without its
-    /// dynamic shared size).
+    /// dynamic shared size, a file compiled to IR rather than PTX).
     #[error("{0}")]
     Inconsistent(String),
     /// This binary cannot run kernels.
@@ -178,7 +103,7 @@ pub struct Selected<'p> {
 /// The kernels `--kernel` selects, each with its plan: every dim bound and
 /// every requirement checked before anything runs.
 pub fn select<'p>(
-    compiled: &'p CompiledFile,
+    compiled: &'p Compiled,
     kernel: Option<&str>,
     dims: &[DimArg],
 ) -> Result<Vec<Selected<'p>>, CommandError> {
@@ -208,17 +133,21 @@ pub fn select<'p>(
     values.check_known(&chosen)?;
     let source = Source {
         name: &compiled.name,
-        text: &compiled.text,
+        text: &compiled.source,
     };
     kernels
         .into_iter()
         .map(|(index, kernel)| {
-            let shared = *compiled.dynamic_shared_bytes.get(index).ok_or_else(|| {
-                CommandError::Inconsistent(format!(
-                    "no dynamic shared memory size for kernel `{}`",
-                    kernel.name
-                ))
-            })?;
+            let shared = compiled
+                .kernels
+                .get(index)
+                .map(|facts| facts.dynamic_shared_bytes)
+                .ok_or_else(|| {
+                    CommandError::Inconsistent(format!(
+                        "no dynamic shared memory size for kernel `{}`",
+                        kernel.name
+                    ))
+                })?;
             let dims = values.bind(kernel)?;
             let plan = LaunchPlan::new(kernel, &dims, shared, Some(source))?;
             Ok(Selected {
@@ -234,7 +163,7 @@ pub fn select<'p>(
 /// per kernel to `out` (after a line naming the device). `Ok(true)` when
 /// every kernel passed (or ran, without `--check`).
 pub fn run_file(
-    compiled: &CompiledFile,
+    compiled: &Compiled,
     options: &RunOptions,
     out: &mut dyn Write,
 ) -> Result<bool, CommandError> {
@@ -246,7 +175,7 @@ pub fn run_file(
 /// `out`, or a JSON array with `--json` (the device line then goes to
 /// `log`).
 pub fn bench_file(
-    compiled: &CompiledFile,
+    compiled: &Compiled,
     options: &BenchOptions,
     out: &mut dyn Write,
     log: &mut dyn Write,
@@ -257,7 +186,7 @@ pub fn bench_file(
 
 #[cfg(not(feature = "cuda"))]
 fn run_on_device(
-    _: &CompiledFile,
+    _: &Compiled,
     _: &[Selected],
     _: &RunOptions,
     _: &mut dyn Write,
@@ -267,7 +196,7 @@ fn run_on_device(
 
 #[cfg(not(feature = "cuda"))]
 fn bench_on_device(
-    _: &CompiledFile,
+    _: &Compiled,
     _: &[Selected],
     _: &BenchOptions,
     _: &mut dyn Write,
@@ -284,15 +213,18 @@ fn open_gpu() -> Result<crate::runtime::Gpu, CommandError> {
 #[cfg(feature = "cuda")]
 fn load<'g>(
     gpu: &'g crate::runtime::Gpu,
-    compiled: &CompiledFile,
+    compiled: &Compiled,
 ) -> Result<crate::runtime::Module<'g>, CommandError> {
-    gpu.load_module(&compiled.ptx)
+    let ptx = compiled.ptx().ok_or_else(|| {
+        CommandError::Inconsistent(format!("{} was not compiled to PTX", compiled.name))
+    })?;
+    gpu.load_module(ptx)
         .map_err(|error| CommandError::Device(format!("{}: {error}", compiled.name)))
 }
 
 #[cfg(feature = "cuda")]
 fn run_on_device(
-    compiled: &CompiledFile,
+    compiled: &Compiled,
     selected: &[Selected],
     options: &RunOptions,
     out: &mut dyn Write,
@@ -319,7 +251,7 @@ fn run_on_device(
 
 #[cfg(feature = "cuda")]
 fn bench_on_device(
-    compiled: &CompiledFile,
+    compiled: &Compiled,
     selected: &[Selected],
     options: &BenchOptions,
     out: &mut dyn Write,
@@ -359,23 +291,21 @@ fn bench_on_device(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check_file;
-    use crate::syntax::parse_file;
+    use crate::compile::{Emit, Options, compile};
+    use crate::diag::Diagnostic;
 
     const FILE: &str = "kernel scale {\n%x:[N].fp32.GL\n%y:[N].fp32.GL\n#g:[N/64].block\n#t:[64].thread\n\
                         %y <- UnaryPointwise<neg><<<#g, #t>>>(%x) {}\n}\n\
                         kernel fused {\n%x:[64].fp32.GL\n#g:[1].block\n#t:[64].thread\n\
                         %x <- Spec<<<#g, #t>>>(%x) {}\n}\n";
 
-    fn compiled() -> CompiledFile {
-        let file = parse_file("two.gph", FILE).unwrap_or_else(|d| panic!("{d:#?}"));
-        CompiledFile {
-            name: "two.gph".into(),
-            text: FILE.into(),
-            program: check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}")),
-            ptx: String::new(),
-            dynamic_shared_bytes: vec![0, 0],
-        }
+    /// The file checked, not lowered: planning needs no PTX.
+    fn compiled() -> Compiled {
+        let options = Options {
+            emit: Emit::Ir,
+            ..Options::default()
+        };
+        compile("two.gph", FILE, &options).unwrap_or_else(|d| panic!("{d:#?}"))
     }
 
     fn dims(args: &[&str]) -> Vec<DimArg> {
@@ -430,19 +360,20 @@ mod tests {
     fn compiling_gives_the_ptx_and_each_kernels_shared_memory() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/vector_copy.gph");
         let text = std::fs::read_to_string(path).unwrap();
-        let compiled = CompiledFile::compile("vector_copy.gph", &text, &[], None)
+        let compiled = compile("vector_copy.gph", &text, &Options::default())
             .unwrap_or_else(|d| panic!("{d:#?}"));
-        assert!(
-            compiled.ptx.contains(".entry vector_copy("),
-            "{}",
-            compiled.ptx
-        );
-        assert_eq!(compiled.dynamic_shared_bytes, [0]);
+        let ptx = compiled.ptx().expect("compiled to PTX");
+        assert!(ptx.contains(".entry vector_copy("), "{ptx}");
+        assert_eq!(compiled.kernels[0].dynamic_shared_bytes, 0);
         let selected = select(&compiled, None, &dims(&["B=64"])).unwrap();
         assert_eq!((selected[0].plan.grid, selected[0].plan.block), (64, 256));
 
-        let errors = CompiledFile::compile("bad.gph", "%a:[4].fp32.GL\n%a <- Nope()\n", &[], None)
-            .unwrap_err();
+        let errors = compile(
+            "bad.gph",
+            "%a:[4].fp32.GL\n%a <- Nope()\n",
+            &Options::default(),
+        )
+        .unwrap_err();
         assert!(errors.iter().any(Diagnostic::is_error));
     }
 

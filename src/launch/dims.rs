@@ -138,13 +138,12 @@ impl DimValues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check_file;
-    use crate::syntax::parse_file;
+    use crate::compile::{Options, check};
 
     fn kernels(source: &str) -> Vec<Kernel> {
-        let file = parse_file("gemm.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
-        check_file(&file, &[])
+        check("gemm.gph", source, &Options::default())
             .unwrap_or_else(|d| panic!("{d:#?}"))
+            .program
             .kernels
     }
 

@@ -15,7 +15,7 @@
 //!   CUDA-event timing over rotated input sets).
 //! - [`RunOptions`], [`BenchOptions`], [`select`], [`run_file`],
 //!   [`bench_file`]: the subcommands' options, the kernels chosen and
-//!   planned, and the whole command over a [`CompiledFile`].
+//!   planned, and the whole command over a [`crate::compile::Compiled`].
 //!
 //! `docs/running.md` records the decisions.
 
@@ -27,9 +27,7 @@ mod manifest;
 mod plan;
 mod report;
 
-pub use command::{
-    BenchOptions, CommandError, CompiledFile, RunOptions, Selected, bench_file, run_file, select,
-};
+pub use command::{BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select};
 #[cfg(feature = "cuda")]
 pub use device::{RunError, bench_kernel, element_type, fill_bytes, run_kernel};
 pub use dims::{DimArg, DimValues};

@@ -395,8 +395,7 @@ impl LaunchPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check_file;
-    use crate::syntax::parse_file;
+    use crate::compile::{Options, check};
 
     const GEMM: &str = "kernel gemm {\n\
         %a:[M, K].fp16.GL\n\
@@ -410,9 +409,14 @@ mod tests {
         }\n}\n";
 
     fn kernel(source: &str) -> Kernel {
-        let file = parse_file("gemm.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
-        let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
-        program.kernels.into_iter().next().expect("one kernel")
+        let checked =
+            check("gemm.gph", source, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
+        checked
+            .program
+            .kernels
+            .into_iter()
+            .next()
+            .expect("one kernel")
     }
 
     fn source() -> Source<'static> {
@@ -488,12 +492,14 @@ mod tests {
     }
 
     fn kernel_with_grid(grid: &str) -> Kernel {
-        let file = parse_file(
-            "t.gph",
-            &format!("%a:[4].fp32.GL\n#b:{grid}.block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {{}}\n"),
-        )
-        .unwrap();
-        check_file(&file, &[]).unwrap().kernels.remove(0)
+        let source = format!(
+            "%a:[4].fp32.GL\n#b:{grid}.block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {{}}\n"
+        );
+        check("t.gph", &source, &Options::default())
+            .unwrap()
+            .program
+            .kernels
+            .remove(0)
     }
 
     #[test]

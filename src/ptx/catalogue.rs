@@ -13,6 +13,7 @@ use super::module::Instruction;
 use super::operand::Operand;
 use super::template::{Family, Template};
 use super::template_file::parse_family;
+use crate::diag::suggest;
 
 /// The built-in template files: (file name, contents).
 pub const BUILTIN_FILES: [(&str, &str); 11] = [
@@ -111,47 +112,17 @@ impl Catalogue {
 
     /// Up to `limit` names closest to `name` by edit distance (ties by name).
     pub fn nearest(&self, name: &str, limit: usize) -> Vec<String> {
-        let mut scored: Vec<(usize, &String)> = self
-            .by_name
-            .keys()
-            .map(|candidate| (edit_distance(name, candidate), candidate))
-            .filter(|(distance, _)| *distance <= name.len().max(4) / 2)
-            .collect();
-        scored.sort();
-        scored
+        let within = name.len().max(4) / 2;
+        suggest::nearest(name, self.by_name.keys().map(String::as_str), within, limit)
             .into_iter()
-            .take(limit)
-            .map(|(_, candidate)| candidate.clone())
+            .map(str::to_string)
             .collect()
     }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_single_character_edits() {
-        assert_eq!(edit_distance("add.u32", "add.u32"), 0);
-        assert_eq!(edit_distance("add.u32", "add.s32"), 1);
-        assert_eq!(edit_distance("add.u32", "add.u3"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-    }
 
     #[test]
     fn duplicate_names_across_files_are_errors() {

@@ -324,13 +324,17 @@ fn reduction_size(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check_file;
-    use crate::syntax::parse_file;
+    use crate::compile::{Options, check};
 
     fn kernel(source: &str) -> Kernel {
-        let file = parse_file("t.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
-        let program = check_file(&file, &[]).unwrap_or_else(|d| panic!("{d:#?}"));
-        program.kernels.into_iter().next().expect("one kernel")
+        let checked =
+            check("t.gph", source, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
+        checked
+            .program
+            .kernels
+            .into_iter()
+            .next()
+            .expect("one kernel")
     }
 
     const GEMM: &str = "%a:[M, K].fp16.GL\n%b:[K, N].fp16.GL\n%c:[M, N].fp32.GL\n\

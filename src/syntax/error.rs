@@ -11,7 +11,7 @@ use nom::error::{ErrorKind, ParseError};
 use nom_locate::LocatedSpan;
 
 use super::token::{self, Token, TokenKind};
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Diagnostic, Span, suggest};
 
 /// The syntax error codes; `docs/diagnostics.md` gives each its meaning.
 pub mod codes {
@@ -286,49 +286,16 @@ impl SyntaxError {
     }
 }
 
-/// The candidate closest to `word` by edit distance, if close enough to be
-/// a likely typo (distance at most a third of the longer word, at least 1),
-/// comparing case-insensitively.
+/// The candidate closest to `word`, if close enough to be a likely typo
+/// (distance at most a third of the longer word, at least 1), comparing
+/// case-insensitively.
 pub(crate) fn suggest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let word_lower = word.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|candidate| {
-            (
-                edit_distance(&word_lower, &candidate.to_ascii_lowercase()),
-                *candidate,
-            )
-        })
-        .filter(|(distance, candidate)| *distance <= (word.len().max(candidate.len()) / 3).max(1))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Optimal-string-alignment distance: insertions, deletions, substitutions
-/// and transpositions of neighbours each cost 1 (`Mvoe` is 1 from `Move`).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let width = b.len() + 1;
-    let mut table = vec![0usize; (a.len() + 1) * width];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            table[i * width + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let substitution =
-                    table[(i - 1) * width + j - 1] + usize::from(a[i - 1] != b[j - 1]);
-                let mut best = substitution
-                    .min(table[(i - 1) * width + j] + 1)
-                    .min(table[i * width + j - 1] + 1);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    best = best.min(table[(i - 2) * width + j - 2] + 1);
-                }
-                best
-            };
-        }
-    }
-    table[a.len() * width + b.len()]
+    suggest::closest(
+        word,
+        candidates.iter().copied(),
+        suggest::Case::Insensitive,
+        |candidate| (word.len().max(candidate.len()) / 3).max(1),
+    )
 }
 
 #[cfg(test)]
@@ -352,8 +319,7 @@ mod tests {
         assert_eq!(suggest("Mvoe", &kinds), Some("Move"));
         assert_eq!(suggest("move", &kinds), Some("Move"));
         assert_eq!(suggest("Transpose", &kinds), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("fp61", "fp16"), 1);
+        assert_eq!(suggest("fp61", &["fp16", "fp32"]), Some("fp16"));
         assert_eq!(suggest("tiel", &["tile", "reshape"]), Some("tile"));
     }
 

@@ -8,8 +8,8 @@ use super::arith::{MAX_EXPR_DEPTH, at_wildcard, int_expr, layout, tile_layout};
 use super::ast::{Coord, CoordKind, Expr, ExprKind, IndexPattern, IndexPatternKind, TileArg};
 use super::error::{SyntaxError, codes, suggest};
 use super::lexeme::{
-    Input, PResult, at, at_keyword, cut, expect, fail, is_backtrack, keyword, offset, peek,
-    sigil_name, skip, span_to, sym, word,
+    Input, PResult, at, at_keyword, comma_list, cut, expect, fail, is_backtrack, keyword, offset,
+    peek, sigil_name, skip, span_to, sym, word,
 };
 use crate::diag::{Diagnostic, Span};
 
@@ -125,14 +125,7 @@ fn operation(input: Input, base: Expr) -> PResult<ExprKind> {
     };
     let (rest, kind) = match name {
         "tile" => {
-            let (mut rest, first) = cut(tile_arg).parse(rest)?;
-            let mut args = vec![first];
-            while at(&rest, ",") {
-                let (after, _) = sym(",").parse(rest)?;
-                let (after, arg) = cut(tile_arg).parse(after)?;
-                args.push(arg);
-                rest = after;
-            }
+            let (rest, args) = cut(comma_list(tile_arg)).parse(rest)?;
             (rest, ExprKind::Tile(base, args))
         }
         "reshape" => {
@@ -215,14 +208,7 @@ fn tile_arg(input: Input) -> PResult<TileArg> {
 /// `[c0, c1, …]`: at least one coordinate.
 fn coordinates(input: Input) -> PResult<Vec<Coord>> {
     let (rest, open) = sym("[").parse(input)?;
-    let (mut rest, first) = cut(coord).parse(rest)?;
-    let mut coords = vec![first];
-    while at(&rest, ",") {
-        let (after, _) = sym(",").parse(rest)?;
-        let (after, next) = cut(coord).parse(after)?;
-        coords.push(next);
-        rest = after;
-    }
+    let (rest, coords) = cut(comma_list(coord)).parse(rest)?;
     let (rest, _) = cut(closing("]", open)).parse(rest)?;
     Ok((rest, coords))
 }
@@ -259,14 +245,7 @@ fn coord(input: Input) -> PResult<Coord> {
     }
     let as_tuple = (|input| {
         let (rest, open) = sym("(").parse(input)?;
-        let (mut rest, first) = coord(rest)?;
-        let mut items = vec![first];
-        while at(&rest, ",") {
-            let (after, _) = sym(",").parse(rest)?;
-            let (after, next) = cut(coord).parse(after)?;
-            items.push(next);
-            rest = after;
-        }
+        let (rest, items) = comma_list(coord).parse(rest)?;
         let (rest, _) = closing(")", open).parse(rest)?;
         Ok((rest, items))
     })(input);
@@ -304,14 +283,7 @@ pub(crate) fn pattern(input: Input) -> PResult<IndexPattern> {
     }
     if at(&input, "(") {
         let (rest, open) = sym("(").parse(input)?;
-        let (mut rest, first) = cut(pattern).parse(rest)?;
-        let mut items = vec![first];
-        while at(&rest, ",") {
-            let (after, _) = sym(",").parse(rest)?;
-            let (after, next) = cut(pattern).parse(after)?;
-            items.push(next);
-            rest = after;
-        }
+        let (rest, items) = cut(comma_list(pattern)).parse(rest)?;
         let (rest, _) = cut(closing(")", open)).parse(rest)?;
         let span = span_to(start, &rest);
         return Ok((

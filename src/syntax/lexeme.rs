@@ -1,7 +1,7 @@
 //! Stage 1, syntax: the parser's input type and its smallest pieces —
 //! whitespace and comments, symbols, keywords, words, sigil names, integer
 //! literals — plus the combinators that label failures with what was
-//! expected and a help line.
+//! expected and a help line, and the one comma-separated list.
 //!
 //! Convention: every parser skips the whitespace and comments *before* its
 //! text, never after, so a parser's span runs from its first character to
@@ -272,6 +272,37 @@ pub(crate) fn cut<'s, O>(
         Err(Err::Error(error)) => Err(Err::Failure(error)),
         other => other,
     }
+}
+
+/// `item, item, …`: one item, then every `, item` after it. An item after a
+/// comma is committed (a comma promises one); the first is not, so a caller
+/// that commits to the list wraps it in [`cut`].
+pub(crate) fn comma_list<'s, O>(
+    mut item: impl Parser<Input<'s>, Output = O, Error = SyntaxError>,
+) -> impl Parser<Input<'s>, Output = Vec<O>, Error = SyntaxError> {
+    move |input: Input<'s>| {
+        let (rest, first) = item.parse(input)?;
+        commas_after(rest, first, |input| item.parse(input))
+    }
+}
+
+/// The rest of a comma-separated list whose `first` item is already parsed
+/// (by a parser of its own, e.g. with another label): every `, item` after
+/// it, each committed, as [`comma_list`] does.
+pub(crate) fn commas_after<'s, O>(
+    input: Input<'s>,
+    first: O,
+    mut item: impl Parser<Input<'s>, Output = O, Error = SyntaxError>,
+) -> PResult<'s, Vec<O>> {
+    let mut items = vec![first];
+    let mut rest = input;
+    while at(&rest, ",") {
+        let (after, _) = sym(",").parse(rest)?;
+        let (after, next) = cut(|input| item.parse(input)).parse(after)?;
+        items.push(next);
+        rest = after;
+    }
+    Ok((rest, items))
 }
 
 /// A committed failure carrying a complete diagnostic.

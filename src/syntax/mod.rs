@@ -36,8 +36,8 @@ use nom::{Err, Parser};
 use crate::diag::Diagnostic;
 use error::SyntaxError as Failure;
 use lexeme::{
-    Input, PResult, State, at, at_keyword, cut, equals, expect, ident, keyword, offset, skip,
-    span_to, sym,
+    Input, PResult, State, at, at_keyword, comma_list, cut, equals, expect, ident, keyword, offset,
+    skip, span_to, sym,
 };
 use nom_locate::LocatedSpan;
 
@@ -327,58 +327,67 @@ const ATTRIBUTE_HELP: &str =
 
 /// `( name = int_expr, … )`: at least one attribute, each at most once.
 fn kernel_attributes(input: Input) -> PResult<Vec<KernelAttribute>> {
-    let help = Some(ATTRIBUTE_HELP);
-    let (mut rest, open) = sym("(").parse(input)?;
-    let mut attributes: Vec<KernelAttribute> = Vec::new();
-    loop {
-        let (after, (word, name)) =
-            cut(expect("an attribute name", help, lexeme::word)).parse(rest)?;
-        let Some(kind) = KernelAttributeKind::ALL
+    let (rest, open) = sym("(").parse(input)?;
+    let (rest, attributes) = cut(comma_list(kernel_attribute)).parse(rest)?;
+    for (index, attribute) in attributes.iter().enumerate() {
+        let Some(first) = attributes[..index]
             .iter()
-            .find_map(|(text, kind)| (*text == word).then_some(*kind))
+            .find(|earlier| earlier.kind == attribute.kind)
         else {
-            let known: Vec<String> = KernelAttributeKind::ALL
-                .iter()
-                .map(|(text, _)| format!("`{text}`"))
-                .collect();
-            return lexeme::fail(
-                Diagnostic::error(
-                    codes::BAD_ATTRIBUTE,
-                    format!("unknown kernel attribute `{word}`"),
-                    name,
-                )
-                .with_label(format!("the attributes are {}", known.join(" and ")))
-                .with_help(ATTRIBUTE_HELP),
-            );
+            continue;
         };
-        if let Some(first) = attributes.iter().find(|attribute| attribute.kind == kind) {
-            return lexeme::fail(
-                Diagnostic::error(
-                    codes::BAD_ATTRIBUTE,
-                    format!("the kernel attribute `{word}` is given twice"),
-                    name,
-                )
-                .with_label("given again here")
-                .with_secondary(first.span, "first given here")
-                .with_help("keep one of the two values"),
-            );
-        }
-        let (after, _) = cut(expect("`=`", help, equals)).parse(after)?;
-        let (after, value) =
-            cut(expect("an integer expression", help, arith::int_expr)).parse(after)?;
-        attributes.push(KernelAttribute {
+        let word = KernelAttributeKind::ALL
+            .iter()
+            .find_map(|(text, kind)| (*kind == attribute.kind).then_some(*text))
+            .unwrap_or("?");
+        return lexeme::fail(
+            Diagnostic::error(
+                codes::BAD_ATTRIBUTE,
+                format!("the kernel attribute `{word}` is given twice"),
+                attribute.name,
+            )
+            .with_label("given again here")
+            .with_secondary(first.span, "first given here")
+            .with_help("keep one of the two values"),
+        );
+    }
+    let (rest, _) = cut(expr::closing(")", open)).parse(rest)?;
+    Ok((rest, attributes))
+}
+
+/// `name = int_expr`, one kernel attribute.
+fn kernel_attribute(input: Input) -> PResult<KernelAttribute> {
+    let help = Some(ATTRIBUTE_HELP);
+    let (rest, (word, name)) = cut(expect("an attribute name", help, lexeme::word)).parse(input)?;
+    let Some(kind) = KernelAttributeKind::ALL
+        .iter()
+        .find_map(|(text, kind)| (*text == word).then_some(*kind))
+    else {
+        let known: Vec<String> = KernelAttributeKind::ALL
+            .iter()
+            .map(|(text, _)| format!("`{text}`"))
+            .collect();
+        return lexeme::fail(
+            Diagnostic::error(
+                codes::BAD_ATTRIBUTE,
+                format!("unknown kernel attribute `{word}`"),
+                name,
+            )
+            .with_label(format!("the attributes are {}", known.join(" and ")))
+            .with_help(ATTRIBUTE_HELP),
+        );
+    };
+    let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
+    let (rest, value) = cut(expect("an integer expression", help, arith::int_expr)).parse(rest)?;
+    Ok((
+        rest,
+        KernelAttribute {
             kind,
             name,
             span: name.join(value.span),
             value,
-        });
-        if at(&after, ",") {
-            rest = lexeme::sym(",").parse(after)?.0;
-        } else {
-            let (after, _) = cut(expr::closing(")", open)).parse(after)?;
-            return Ok((after, attributes));
-        }
-    }
+        },
+    ))
 }
 
 #[cfg(test)]

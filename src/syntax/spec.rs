@@ -11,7 +11,8 @@ use super::ast::{
 use super::error::{SyntaxError, codes, suggest};
 use super::expr::{closing, expr};
 use super::lexeme::{
-    Input, PResult, at, cut, expect, fail, int_literal, offset, peek, skip, span_to, sym, word,
+    Input, PResult, at, comma_list, commas_after, cut, expect, fail, int_literal, offset, peek,
+    skip, span_to, sym, word,
 };
 use super::stmt::block;
 use crate::diag::{Diagnostic, Span};
@@ -259,19 +260,11 @@ fn reduction(input: Input, kind_span: Span) -> PResult<SpecKind> {
     let (rest, open) = cut(expect("the axes `[…]`", help, sym("[")))
         .parse(rest)
         .map_err(params_code)?;
-    let mut axes = Vec::new();
-    let mut rest = rest;
-    if !at(&rest, "]") {
-        let (after, first) = cut(expect("an axis", help, int_expr)).parse(rest)?;
-        axes.push(first);
-        rest = after;
-        while at(&rest, ",") {
-            let (after, _) = sym(",").parse(rest)?;
-            let (after, axis) = cut(expect("an axis", help, int_expr)).parse(after)?;
-            axes.push(axis);
-            rest = after;
-        }
-    }
+    let (rest, axes) = if at(&rest, "]") {
+        (rest, Vec::new())
+    } else {
+        cut(comma_list(expect("an axis", help, int_expr))).parse(rest)?
+    };
     let (rest, _) = cut(closing("]", open)).parse(rest).map_err(params_code)?;
     let (rest, _) = cut(expect("`>`", help, sym(">")))
         .parse(rest)
@@ -364,19 +357,12 @@ fn launch_group(input: Input) -> PResult<Expr> {
 
 /// The inputs after `(`, up to and including `)`.
 fn inputs(input: Input, open: Span) -> PResult<Vec<Expr>> {
-    let mut inputs = Vec::new();
     if at(&input, ")") {
         let (rest, _) = sym(")").parse(input)?;
-        return Ok((rest, inputs));
+        return Ok((rest, Vec::new()));
     }
-    let (mut rest, first) = cut(expect("an input tensor `%x` or `)`", None, expr)).parse(input)?;
-    inputs.push(first);
-    while at(&rest, ",") {
-        let (after, _) = sym(",").parse(rest)?;
-        let (after, next) = cut(expect("an input tensor `%x`", None, expr)).parse(after)?;
-        inputs.push(next);
-        rest = after;
-    }
+    let (rest, first) = cut(expect("an input tensor `%x` or `)`", None, expr)).parse(input)?;
+    let (rest, inputs) = commas_after(rest, first, expect("an input tensor `%x`", None, expr))?;
     let (rest, _) = cut(closing(")", open)).parse(rest)?;
     Ok((rest, inputs))
 }

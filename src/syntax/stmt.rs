@@ -13,8 +13,8 @@ use super::ast::{
 use super::error::{SyntaxError, codes};
 use super::expr::{expr, pattern};
 use super::lexeme::{
-    Input, PResult, State, at, at_keyword, cut, equals, expect, fail, ident, is_name_char, keyword,
-    offset, sigil_name, skip, span_to, sym, word,
+    Input, PResult, State, at, at_keyword, comma_list, commas_after, cut, equals, expect, fail,
+    ident, is_name_char, keyword, offset, sigil_name, skip, span_to, sym, word,
 };
 use super::spec::spec_after_arrow;
 use super::token::TokenKind;
@@ -297,14 +297,7 @@ fn tensor_statement(input: Input) -> PResult<StmtKind> {
         ExprKind::Tensor(name) => Some(name.span),
         _ => None,
     };
-    let mut outputs = vec![first];
-    let mut rest = rest;
-    while at(&rest, ",") {
-        let (after, _) = sym(",").parse(rest)?;
-        let (after, next) = cut(expect("an output tensor `%x`", None, expr)).parse(after)?;
-        outputs.push(next);
-        rest = after;
-    }
+    let (rest, outputs) = commas_after(rest, first, expect("an output tensor `%x`", None, expr))?;
     if !at(&rest, "<-") {
         let found = offset(&skip(rest));
         let error = if let (Some(name_span), 1) = (plain_name, outputs.len()) {
@@ -369,14 +362,7 @@ fn group_statement(input: Input) -> PResult<StmtKind> {
 
 /// `p, q, … = #g.indices()`.
 fn indices_statement(input: Input) -> PResult<StmtKind> {
-    let (mut rest, first) = pattern(input)?;
-    let mut patterns = vec![first];
-    while at(&rest, ",") {
-        let (after, _) = sym(",").parse(rest)?;
-        let (after, next) = cut(pattern).parse(after)?;
-        patterns.push(next);
-        rest = after;
-    }
+    let (rest, patterns) = comma_list(pattern).parse(input)?;
     let help = Some("index names are bound to a group's coordinates: `@m, @n = #g.indices()`");
     let (rest, _) = cut(expect("`,` or `=`", help, equals)).parse(rest)?;
     let (rest, value) = cut(expect("`#g.indices()`", help, expr)).parse(rest)?;

@@ -1,22 +1,21 @@
-//! `ptxgen build`: every input through parse → check → lower → write (and
+//! `ptxgen build`: every input through `graphene::compile` and written (and
 //! with `--verify`, ptxas), in parallel over files, reports printed in
 //! input order so that the output does not depend on scheduling.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
-use graphene::diag::{ColorChoice, Severity};
+use graphene::compile;
+use graphene::diag::Severity;
 use graphene::launch::{self, Source};
-use graphene::lower::{self, Options};
 use graphene::ptx::TargetName;
 use graphene::ptx::tools;
-use graphene::{check, syntax};
 
 use super::messages::{self, FileReport, KernelReport, Plain, Resources};
 use super::output::{self, Destination};
-use super::{BuildArgs, Color, Emit, MessageFormat};
+use super::{BuildArgs, Emit, MessageFormat};
 
 /// Compiles every input; `Ok(true)` when all succeeded, `Err` for a usage
 /// error (nothing compiled).
@@ -42,11 +41,7 @@ pub fn run(args: &BuildArgs) -> Result<bool, String> {
         |jobs| jobs as usize,
     );
     let reports = compile_all(args, &destinations, ptxas.as_deref(), jobs);
-    let color = match args.color {
-        Color::Auto => ColorChoice::Auto,
-        Color::Always => ColorChoice::Always,
-        Color::Never => ColorChoice::Never,
-    };
+    let color = args.color.choice();
     let mut all_ok = true;
     for report in &reports {
         all_ok &= report.succeeded();
@@ -125,49 +120,37 @@ pub fn compile_one(
             return report;
         }
     }
-    let ast = match syntax::parse_file(&name, &report.source) {
-        Ok(ast) => ast,
-        Err(diagnostics) => {
-            report.diagnostics = diagnostics;
-            return report;
-        }
-    };
-    let program = match check::check_file(&ast, &args.defines) {
-        Ok(program) => program,
-        Err(diagnostics) => {
-            report.diagnostics = diagnostics;
-            return report;
-        }
-    };
-    let options = Options {
+    let options = compile::Options {
         arch: args.arch,
+        defines: args.defines.clone(),
         annotate: args.annotate,
-        source: Some(Arc::from(report.source.as_str())),
+        emit: args.emit.into(),
     };
-    let (text, module) = match args.emit {
-        Emit::Ir => (graphene::ir::print::program_text(&program), None),
-        Emit::Ptx | Emit::Manifest => {
-            let module = match lower::lower_program(&program, &options) {
-                Ok(module) => module,
-                Err(diagnostics) => {
-                    report.diagnostics = diagnostics;
-                    return report;
-                }
-            };
-            let text = match args.emit {
-                Emit::Manifest => manifest_text(&program, &module, &name, &report.source),
-                Emit::Ptx | Emit::Ir => module.to_ptx(),
-            };
-            match text {
-                Ok(text) => (text, Some(module)),
-                Err(failure) => {
-                    report.plain.push(error(format!("writing PTX: {failure}")));
-                    return report;
-                }
-            }
+    let compiled = match compile::compile(&name, &report.source, &options) {
+        Ok(compiled) => compiled,
+        Err(diagnostics) => {
+            report.diagnostics = diagnostics;
+            return report;
         }
     };
-    if let Err(failure) = write(destination, &text) {
+    report.diagnostics = compiled.warnings.clone();
+    let manifest;
+    let text = match (args.emit, &compiled.module) {
+        (Emit::Manifest, Some(module)) => match manifest_text(&compiled, module) {
+            Ok(json) => {
+                manifest = json;
+                &manifest
+            }
+            Err(failure) => {
+                report
+                    .plain
+                    .push(error(format!("writing the manifest: {failure}")));
+                return report;
+            }
+        },
+        (Emit::Manifest | Emit::Ptx | Emit::Ir, _) => &compiled.text,
+    };
+    if let Err(failure) = write(destination, text) {
         report.plain.push(error(format!(
             "cannot write `{}`: {failure}",
             destination.describe()
@@ -175,35 +158,35 @@ pub fn compile_one(
         return report;
     }
     report.output = Some(destination.describe());
-    for kernel in &program.kernels {
-        let dynamic_shared_bytes = lower::dynamic_shared_bytes(kernel).unwrap_or(0);
+    for kernel in &compiled.kernels {
         report.kernels.push(KernelReport {
             name: kernel.name.clone(),
-            dynamic_shared_bytes,
+            dynamic_shared_bytes: kernel.dynamic_shared_bytes,
             resources: None,
         });
     }
-    if let (Some(ptxas), Some(module), Emit::Ptx) = (ptxas, module, args.emit) {
-        verify(&mut report, ptxas, &text, &module);
+    if let (Some(ptxas), Some(module), Emit::Ptx) = (ptxas, &compiled.module, args.emit) {
+        verify(&mut report, ptxas, text, module);
     }
     report
 }
 
 /// The launch manifest of a lowered program, as pretty-printed JSON.
 fn manifest_text(
-    program: &graphene::ir::Program,
+    compiled: &compile::Compiled,
     module: &graphene::ptx::Module,
-    name: &str,
-    source: &str,
 ) -> Result<String, graphene::ptx::PtxError> {
     let target = module.target()?.name();
-    let shared: Vec<u32> = program
+    let shared: Vec<u32> = compiled
         .kernels
         .iter()
-        .map(|kernel| lower::dynamic_shared_bytes(kernel).unwrap_or(0))
+        .map(|kernel| kernel.dynamic_shared_bytes)
         .collect();
-    let source = Source { name, text: source };
-    let value = launch::manifest(program, source, &target.to_string(), &shared);
+    let source = Source {
+        name: &compiled.name,
+        text: &compiled.source,
+    };
+    let value = launch::manifest(&compiled.program, source, &target.to_string(), &shared);
     let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
     text.push('\n');
     Ok(text)

@@ -29,6 +29,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use graphene::compile;
+use graphene::diag::ColorChoice;
 use graphene::ptx::Arch;
 
 /// The command line.
@@ -72,6 +74,16 @@ pub enum Emit {
     Manifest,
 }
 
+impl From<Emit> for compile::Emit {
+    fn from(emit: Emit) -> compile::Emit {
+        match emit {
+            // The manifest is written from the lowered module's facts.
+            Emit::Ptx | Emit::Manifest => compile::Emit::Ptx,
+            Emit::Ir => compile::Emit::Ir,
+        }
+    }
+}
+
 /// How to print diagnostics and results.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 pub enum MessageFormat {
@@ -90,6 +102,17 @@ pub enum Color {
     Always,
     /// Never.
     Never,
+}
+
+impl Color {
+    /// The rendering's choice.
+    pub fn choice(self) -> ColorChoice {
+        match self {
+            Color::Auto => ColorChoice::Auto,
+            Color::Always => ColorChoice::Always,
+            Color::Never => ColorChoice::Never,
+        }
+    }
 }
 
 /// The options of `ptxgen build`.

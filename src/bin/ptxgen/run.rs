@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use graphene::diag::{ColorChoice, SourceMap};
-use graphene::launch::{self, BenchOptions, CompiledFile, RunOptions};
+use graphene::compile::{self, Compiled, Options};
+use graphene::diag::SourceMap;
+use graphene::launch::{self, BenchOptions, DimArg, RunOptions};
 use graphene::ptx::Arch;
 
 use super::{Color, parse_arch, parse_define};
@@ -33,6 +34,72 @@ pub struct CompileArgs {
     pub color: Color,
 }
 
+/// The options of `ptxgen run` beyond the file and its compilation.
+#[derive(Args, Debug, Clone)]
+pub struct RunFlags {
+    /// Run only this kernel (default: every kernel of the file).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// The value of a symbolic dimension, e.g. `--dim M=4096`; one per dim.
+    #[arg(long = "dim", value_name = "NAME=VALUE")]
+    pub dims: Vec<DimArg>,
+    /// Seed of the random inputs (the same seed gives the same inputs).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Compare the output with the CPU reference of the kernel's contract;
+    /// exit with 1 when any kernel fails.
+    #[arg(long)]
+    pub check: bool,
+}
+
+impl RunFlags {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            kernel: self.kernel.clone(),
+            dims: self.dims.clone(),
+            seed: self.seed,
+            check: self.check,
+        }
+    }
+}
+
+/// The options of `ptxgen bench` beyond the file and its compilation.
+#[derive(Args, Debug, Clone)]
+pub struct BenchFlags {
+    /// Time only this kernel (default: every kernel of the file).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// The value of a symbolic dimension, e.g. `--dim M=4096`; one per dim.
+    #[arg(long = "dim", value_name = "NAME=VALUE")]
+    pub dims: Vec<DimArg>,
+    /// Timed launches.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Untimed launches first.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+    /// Print a JSON array of rows (kernel, dims, m, n, k, median_ms,
+    /// min_ms, max_ms, tflops or gbps) instead of summary lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl BenchFlags {
+    fn options(&self) -> BenchOptions {
+        BenchOptions {
+            kernel: self.kernel.clone(),
+            dims: self.dims.clone(),
+            reps: self.reps,
+            warmup: self.warmup,
+            json: self.json,
+            seed: self.seed,
+        }
+    }
+}
+
 /// The arguments of `ptxgen run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -42,7 +109,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub compile: CompileArgs,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub options: RunFlags,
 }
 
 /// The arguments of `ptxgen bench`.
@@ -54,24 +121,25 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub compile: CompileArgs,
     #[command(flatten)]
-    pub options: BenchOptions,
+    pub options: BenchFlags,
 }
 
 const STOPPED: u8 = 2;
 
 /// The compiled file, or the exit code after printing why not.
-fn compile(file: &PathBuf, args: &CompileArgs) -> Result<CompiledFile, ExitCode> {
+fn compile(file: &PathBuf, args: &CompileArgs) -> Result<Compiled, ExitCode> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|error| {
         eprintln!("error: {name}: cannot read it: {error}");
         ExitCode::from(STOPPED)
     })?;
-    CompiledFile::compile(&name, &text, &args.defines, args.arch).map_err(|diagnostics| {
-        let color = match args.color {
-            Color::Auto => ColorChoice::Auto,
-            Color::Always => ColorChoice::Always,
-            Color::Never => ColorChoice::Never,
-        };
+    let options = Options {
+        arch: args.arch,
+        defines: args.defines.clone(),
+        ..Options::default()
+    };
+    compile::compile(&name, &text, &options).map_err(|diagnostics| {
+        let color = args.color.choice();
         let mut files = SourceMap::new();
         let id = files.add(name.clone(), text.clone());
         let _ = files.emit_to_stderr(id, &diagnostics, color);
@@ -92,7 +160,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut stdout = std::io::stdout().lock();
-    match launch::run_file(&compiled, &args.options, &mut stdout) {
+    match launch::run_file(&compiled, &args.options.options(), &mut stdout) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => stopped(error),
@@ -107,7 +175,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    match launch::bench_file(&compiled, &args.options, &mut stdout, &mut stderr) {
+    match launch::bench_file(&compiled, &args.options.options(), &mut stdout, &mut stderr) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             drop(stderr);
