@@ -2,7 +2,6 @@
 //! with `--verify`, ptxas), in parallel over files, reports printed in
 //! input order so that the output does not depend on scheduling.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -162,7 +161,7 @@ pub fn compile_one(
             }
         }
     };
-    if let Err(failure) = write(destination, &text) {
+    if let Err(failure) = output::write(destination, &text) {
         report.plain.push(error(format!(
             "cannot write `{}`: {failure}",
             destination.describe()
@@ -182,13 +181,6 @@ pub fn compile_one(
         verify(&mut report, ptxas, &text, &module);
     }
     report
-}
-
-fn write(destination: &Destination, text: &str) -> std::io::Result<()> {
-    match destination {
-        Destination::File(path) => std::fs::write(path, text),
-        Destination::Stdout => std::io::stdout().lock().write_all(text.as_bytes()),
-    }
 }
 
 /// Assembles the module and records each kernel's resources; spills are
