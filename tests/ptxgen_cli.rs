@@ -293,3 +293,28 @@ fn standard_output_that_cannot_be_written_fails_the_run() {
         assert!(stderr(&run).contains(why), "{}", stderr(&run));
     }
 }
+
+#[test]
+fn input_text_is_read_as_bytes_with_any_line_ending() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = dir.path().join("latin1.gph");
+    std::fs::write(&latin1, b"kernel k {\n  // 8 \xd7 fp32\n}\n").unwrap();
+    let run = ptxgen(&[&text_of(&latin1), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(stderr(&run).contains("error[E0124]"), "{}", stderr(&run));
+    assert!(stderr(&run).contains("latin1.gph:2:8"), "{}", stderr(&run));
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/vector_copy.gph"),
+    )
+    .unwrap();
+    let cr_only = dir.path().join("cr.gph");
+    std::fs::write(&cr_only, source.replace('\n', "\r")).unwrap();
+    let run = ptxgen(&[&text_of(&cr_only), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains(".entry vector_copy"));
+    let empty = dir.path().join("consts.gph");
+    std::fs::write(&empty, "const A = 1\n").unwrap();
+    let run = ptxgen(&[&text_of(&empty), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(stderr(&run).contains("warning[W0125]"), "{}", stderr(&run));
+}

@@ -3,6 +3,7 @@
 //! `codespan-reporting` (`render`). A stage builds diagnostics with byte spans
 //! only; lines and columns are computed when a diagnostic is printed.
 
+mod display;
 mod render;
 
 pub use render::{ColorChoice, FileId, SourceFile, SourceMap};

@@ -114,12 +114,20 @@ pub fn compile_one(
 ) -> FileReport {
     let name = path.display().to_string();
     let mut report = FileReport::new(name.clone());
-    match std::fs::read_to_string(path) {
-        Ok(source) => report.source = source,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(failure) => {
             report
                 .plain
                 .push(error(format!("cannot read it: {failure}")));
+            return report;
+        }
+    };
+    match syntax::decode(&bytes) {
+        Ok(text) => report.source = text.to_string(),
+        Err(undecodable) => {
+            report.source = undecodable.text;
+            report.diagnostics.push(undecodable.diagnostic);
             return report;
         }
     }
@@ -130,10 +138,11 @@ pub fn compile_one(
             return report;
         }
     };
+    report.diagnostics.extend(syntax::no_kernel(&ast));
     let program = match check::check_file(&ast, &args.defines) {
         Ok(program) => program,
         Err(diagnostics) => {
-            report.diagnostics = diagnostics;
+            report.diagnostics.extend(diagnostics);
             return report;
         }
     };
@@ -148,7 +157,7 @@ pub fn compile_one(
             let module = match lower::lower_program(&program, &options) {
                 Ok(module) => module,
                 Err(diagnostics) => {
-                    report.diagnostics = diagnostics;
+                    report.diagnostics.extend(diagnostics);
                     return report;
                 }
             };
