@@ -33,7 +33,7 @@ pub fn decode(bytes: &[u8]) -> Result<&str, Box<Undecodable>> {
     // U+FFFD takes 3 bytes in the text the diagnostic is rendered against.
     let diagnostic = Diagnostic::error(
         codes::INVALID_UTF8,
-        format!("the file is not UTF-8: byte {}", shown.join(" ")),
+        format!("invalid UTF-8: byte {}", shown.join(" ")),
         Span::new(start, start.saturating_add(3)),
     )
     .with_label("not a UTF-8 character")
