@@ -108,7 +108,11 @@ impl Compiled {
 /// the typed program, or the diagnostics of the first stage that fails.
 pub fn check(name: &str, text: &str, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
     let ast = syntax::parse_file(name, text)?;
-    let (program, warnings) = check::check_file_warned(&ast, &options.defines)?;
+    // A file with no kernel is worth a warning, not an error; the checker's
+    // warnings follow it, or its errors replace it.
+    let no_kernel = syntax::no_kernel(&ast);
+    let (program, mut warnings) = check::check_file_warned(&ast, &options.defines)?;
+    warnings.splice(0..0, no_kernel);
     Ok(Checked { program, warnings })
 }
 

@@ -8,14 +8,23 @@ use std::path::{Path, PathBuf};
 
 use graphene::check::{self, check_file};
 use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
-use graphene::syntax::{codes, parse_file};
+use graphene::syntax::{codes, decode, no_kernel, parse_file};
 
-/// The front end: the diagnostics of one file, parsed and then checked.
-fn front_end(name: &str, src: &str) -> Vec<Diagnostic> {
-    match parse_file(name, src) {
-        Ok(file) => check_file(&file, &[]).err().unwrap_or_default(),
+/// The front end: the text to render against and the diagnostics of one
+/// file, decoded, parsed and then checked.
+fn front_end(name: &str, bytes: &[u8]) -> (String, Vec<Diagnostic>) {
+    let src = match decode(bytes) {
+        Ok(src) => src,
+        Err(undecodable) => return (undecodable.text, vec![undecodable.diagnostic]),
+    };
+    let diagnostics = match parse_file(name, src) {
+        Ok(file) => no_kernel(&file)
+            .into_iter()
+            .chain(check_file(&file, &[]).err().unwrap_or_default())
+            .collect(),
         Err(diagnostics) => diagnostics,
-    }
+    };
+    (src.to_string(), diagnostics)
 }
 
 fn root() -> PathBuf {
@@ -56,9 +65,9 @@ fn rendered_diagnostics_match_the_expected_files() {
     let bless = std::env::var_os("BLESS").is_some_and(|value| value == "1");
     let mut mismatches = Vec::new();
     for path in &paths {
-        let src = std::fs::read_to_string(path).expect("readable case");
+        let bytes = std::fs::read(path).expect("readable case");
         let name = display_name(path);
-        let diagnostics = front_end(&name, &src);
+        let (src, diagnostics) = front_end(&name, &bytes);
         let mut files = SourceMap::new();
         let id = files.add(name.clone(), src.clone());
         let rendered = files.render(id, &diagnostics, ColorChoice::Never);
@@ -89,9 +98,9 @@ fn every_case_is_rejected_with_located_helpful_messages() {
     let mut paths = Vec::new();
     cases(&root(), &mut paths);
     for path in &paths {
-        let src = std::fs::read_to_string(path).expect("readable case");
+        let bytes = std::fs::read(path).expect("readable case");
         let name = display_name(path);
-        let diagnostics = front_end(&name, &src);
+        let (src, diagnostics) = front_end(&name, &bytes);
         assert!(
             !diagnostics.is_empty(),
             "{name}: accepted, but it is a bad program"
@@ -131,8 +140,8 @@ fn every_syntax_code_is_documented() {
     cases(&root().join("syntax"), &mut paths);
     let mut seen = std::collections::BTreeSet::new();
     for path in &paths {
-        let src = std::fs::read_to_string(path).expect("readable case");
-        for diagnostic in front_end("case.gph", &src) {
+        let bytes = std::fs::read(path).expect("readable case");
+        for diagnostic in front_end("case.gph", &bytes).1 {
             assert!(
                 codes::ALL.contains(&diagnostic.code),
                 "unknown code {}",
@@ -171,8 +180,8 @@ fn every_checker_code_is_documented_and_exercised() {
     cases(&root().join("check"), &mut paths);
     let mut seen = std::collections::BTreeSet::new();
     for path in &paths {
-        let src = std::fs::read_to_string(path).expect("readable case");
-        for diagnostic in front_end("case.gph", &src) {
+        let bytes = std::fs::read(path).expect("readable case");
+        for diagnostic in front_end("case.gph", &bytes).1 {
             assert!(
                 check::codes::ALL.contains(&diagnostic.code),
                 "{}: {} is not a checker code",
@@ -202,8 +211,8 @@ fn checker_cases_show_one_error_each() {
     cases(&root().join("check"), &mut paths);
     assert!(paths.len() >= 38, "only {} checker cases", paths.len());
     for path in &paths {
-        let src = std::fs::read_to_string(path).expect("readable case");
-        let diagnostics = front_end("case.gph", &src);
+        let bytes = std::fs::read(path).expect("readable case");
+        let (_, diagnostics) = front_end("case.gph", &bytes);
         let several = path
             .file_stem()
             .is_some_and(|stem| stem == "several_errors");

@@ -201,3 +201,120 @@ fn sm_90a_is_written_and_verified_by_ptxas_at_sm_90a() {
         "{report}"
     );
 }
+
+/// A folder holding a copy of the vector-copy example as `name`.
+fn folder_with_example(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join(name);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/vector_copy.gph"),
+        &source,
+    )
+    .unwrap();
+    (dir, source)
+}
+
+fn text_of(path: &Path) -> String {
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let (dir, source) = folder_with_example("a.gph");
+    let before = std::fs::read(&source).unwrap();
+    let link = dir.path().join("link.gph");
+    std::os::unix::fs::symlink(&source, &link).unwrap();
+    let roundabout = dir.path().join(".").join("a.gph");
+    for output in [&source, &link, &roundabout] {
+        let run = ptxgen(&[&text_of(&source), "-o", &text_of(output)]);
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        let errors = stderr(&run);
+        assert!(errors.contains("is the input"), "{errors}");
+        assert!(errors.contains(&text_of(&source)), "{errors}");
+        assert_eq!(std::fs::read(&source).unwrap(), before, "-o {output:?}");
+    }
+    let ptx = dir.path().join("k.ptx");
+    std::fs::write(&ptx, ".version 6.0\n").unwrap();
+    let run = ptxgen(&[&text_of(&ptx)]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(stderr(&run).contains(".gph"), "{}", stderr(&run));
+    assert_eq!(std::fs::read_to_string(&ptx).unwrap(), ".version 6.0\n");
+}
+
+#[test]
+fn two_inputs_with_one_output_beside_them_write_nothing() {
+    let (dir, source) = folder_with_example("x.gph");
+    let twin = dir.path().join("x.txt");
+    std::fs::copy(&source, &twin).unwrap();
+    let run = ptxgen(&[&text_of(&source), &text_of(&twin), "-j", "2"]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("would both be written"));
+    assert!(!dir.path().join("x.ptx").exists());
+}
+
+#[test]
+fn outputs_replace_the_old_file_whole_and_leave_nothing_behind() {
+    let (dir, source) = folder_with_example("a.gph");
+    let output = dir.path().join("a.ptx");
+    std::fs::write(&output, "old").unwrap();
+    // A hard link keeps the old file: a rename replaces the name, while
+    // writing in place would change the old file under every name.
+    let old = dir.path().join("old.ptx");
+    std::fs::hard_link(&output, &old).unwrap();
+    let run = ptxgen(&[&text_of(&source)]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(std::fs::read_to_string(&output).unwrap().contains(".entry"));
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.gph", "a.ptx", "old.ptx"]);
+}
+
+#[test]
+fn standard_output_that_cannot_be_written_fails_the_run() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    // Read-only descriptor 1: what a closed stdout looks like to `write`.
+    let read_only = std::fs::File::open("/dev/null").unwrap();
+    for (stdout, why) in [(full, "No space"), (read_only, "Bad file descriptor")] {
+        let run = Command::new(env!("CARGO_BIN_EXE_ptxgen"))
+            .args(["examples/vector_copy.gph", "-o", "-"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::from(stdout))
+            .output()
+            .expect("ptxgen runs");
+        assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(stderr(&run).contains("cannot write `<stdout>`"));
+        assert!(stderr(&run).contains(why), "{}", stderr(&run));
+    }
+}
+
+#[test]
+fn input_text_is_read_as_bytes_with_any_line_ending() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = dir.path().join("latin1.gph");
+    std::fs::write(&latin1, b"kernel k {\n  // 8 \xd7 fp32\n}\n").unwrap();
+    let run = ptxgen(&[&text_of(&latin1), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(stderr(&run).contains("error[E0124]"), "{}", stderr(&run));
+    assert!(stderr(&run).contains("latin1.gph:2:8"), "{}", stderr(&run));
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/vector_copy.gph"),
+    )
+    .unwrap();
+    let cr_only = dir.path().join("cr.gph");
+    std::fs::write(&cr_only, source.replace('\n', "\r")).unwrap();
+    let run = ptxgen(&[&text_of(&cr_only), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains(".entry vector_copy"));
+    let empty = dir.path().join("consts.gph");
+    std::fs::write(&empty, "const A = 1\n").unwrap();
+    let run = ptxgen(&[&text_of(&empty), "-o", "-"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(stderr(&run).contains("warning[W0125]"), "{}", stderr(&run));
+}

@@ -12,9 +12,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use colored::Colorize;
-use graphene::diag::ColorChoice;
+use graphene::diag::{ColorChoice, SourceMap};
 use graphene::viz::Style;
-use graphene_repl::input::split;
+use graphene_repl::failure::shift;
+use graphene_repl::input::{Undecodable, decode_lines, split};
 use graphene_repl::reader::{ReplHelper, history_path};
 use graphene_repl::{Origin, Output, Session};
 use rustyline::error::ReadlineError;
@@ -79,8 +80,8 @@ fn main() -> ExitCode {
     }
     let mut failed = false;
     if let Some(path) = &args.file {
-        let script = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let script = match std::fs::read(path) {
+            Ok(bytes) => bytes,
             Err(error) => {
                 eprintln!("graphene: cannot read {}: {error}", path.display());
                 return ExitCode::from(2);
@@ -92,14 +93,14 @@ fn main() -> ExitCode {
         }
     }
     for line in &args.eval {
-        match run_script(&mut session, line, "-e") {
+        match run_script(&mut session, line.as_bytes(), "-e") {
             Ran::Quit(status) => return status_code(failed || status),
             Ran::Done(status) => failed |= status,
         }
     }
     if args.eval.is_empty() && args.file.is_none() {
-        let mut script = String::new();
-        if let Err(error) = io::stdin().read_to_string(&mut script) {
+        let mut script = Vec::new();
+        if let Err(error) = io::stdin().read_to_end(&mut script) {
             eprintln!("graphene: cannot read standard input: {error}");
             return ExitCode::from(2);
         }
@@ -116,9 +117,15 @@ enum Ran {
     Quit(bool),
 }
 
-fn run_script(session: &mut Session, script: &str, name: &str) -> Ran {
+fn run_script(session: &mut Session, script: &[u8], name: &str) -> Ran {
+    let (script, undecodable) = decode_lines(script);
+    let mut undecodable = undecodable.into_iter().peekable();
     let mut failed = false;
-    for input in split(script) {
+    for input in split(&script) {
+        while let Some(bad) = undecodable.next_if(|bad| bad.line <= input.line) {
+            failed = true;
+            print_output(&undecodable_output(&bad, name, session));
+        }
         let output = session.eval_at(
             &input.text,
             Origin {
@@ -132,7 +139,33 @@ fn run_script(session: &mut Session, script: &str, name: &str) -> Ran {
             return Ran::Quit(failed);
         }
     }
+    for bad in undecodable {
+        failed = true;
+        print_output(&undecodable_output(&bad, name, session));
+    }
     Ran::Done(failed)
+}
+
+/// The error for a line that is not UTF-8, rendered at its line of the
+/// script like any other input's diagnostics.
+fn undecodable_output(bad: &Undecodable, name: &str, session: &Session) -> Output {
+    let padding = bad.line.saturating_sub(1);
+    let mut map = SourceMap::new();
+    let id = map.add(name, format!("{}{}", "\n".repeat(padding), bad.text));
+    let diagnostic = shift(
+        bad.diagnostic.clone(),
+        u32::try_from(padding).unwrap_or(u32::MAX),
+    );
+    let color = if session.style().color {
+        ColorChoice::Always
+    } else {
+        ColorChoice::Never
+    };
+    Output {
+        errors: map.render(id, &[diagnostic], color),
+        failed: true,
+        ..Output::default()
+    }
 }
 
 fn status_code(failed: bool) -> ExitCode {

@@ -157,3 +157,31 @@ fn quit_stops_the_script() {
     assert!(out.status.success());
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
 }
+
+#[test]
+fn a_piped_line_that_is_not_utf8_is_reported_and_the_others_run() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_graphene"))
+        .arg("--color=never")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("graphene runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"let A = (4,8)\n:show \xffA\ncoalesce(A)\n")
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("graphene ends");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error[E0124]: invalid UTF-8: byte 0xff"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--> <stdin>:2:7"), "{stderr}");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("(4,8):(1,4)"), "{stdout}");
+    assert!(stdout.contains("32:1\n"), "{stdout}");
+}

@@ -103,6 +103,9 @@ pub const ASYNC_WAIT: &str = "E0261";
 /// The accumulators of a `MatMul<async>` read or written before an
 /// `mma_wait` has seen its group complete.
 pub const PENDING_ACCUMULATOR: &str = "E0262";
+/// An `Init` value its output's element type cannot hold (`Init<70000>` on
+/// fp16 would be infinity; `Init<1.5>` on i32 would be 1).
+pub const INIT_OUT_OF_RANGE: &str = "E0263";
 
 /// An occupancy attribute out of range: `min_blocks_per_sm` below 1,
 /// `max_registers` outside 1 to 255.
@@ -112,7 +115,7 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 43] = [
+pub const ALL: [&str; 44] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -154,6 +157,7 @@ pub const ALL: [&str; 43] = [
     LOOP_STEP,
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,
+    INIT_OUT_OF_RANGE,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
 ];

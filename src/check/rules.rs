@@ -9,7 +9,7 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
-use crate::ir::{Level, Memory, SpecKind, View};
+use crate::ir::{Level, Memory, Scalar, SpecKind, View};
 use crate::syntax::ast;
 
 use super::codes;
@@ -188,8 +188,45 @@ impl Checker {
             SpecKind::Reduction { axes, .. } => {
                 self.reduction(spec, axes, &outputs[0], &inputs[0], lanes.as_ref());
             }
-            SpecKind::Init { .. } | SpecKind::Generic => {}
+            SpecKind::Init { value } => self.init_value(*value, &outputs[0], spec.kind_span),
+            SpecKind::Generic => {}
         }
+    }
+
+    /// An `Init` value must be one the output's elements hold as written:
+    /// a finite value past the type's largest would become infinity (or
+    /// wrap), a fraction in an integer would be cut. `inf` is meant.
+    fn init_value(&mut self, value: f64, output: &View, span: Span) {
+        let scalar = output.ty.scalar;
+        let name = scalar.name();
+        let (low, high, integral) = match scalar {
+            Scalar::Fp16 => (-65504.0, 65504.0, false),
+            Scalar::Bf16 => (-3.389_531_389_251_535e38, 3.389_531_389_251_535e38, false),
+            Scalar::Fp32 => (f64::from(f32::MIN), f64::from(f32::MAX), false),
+            Scalar::I32 => (f64::from(i32::MIN), f64::from(i32::MAX), true),
+            Scalar::U32 => (0.0, f64::from(u32::MAX), true),
+        };
+        let fits = if value.is_infinite() {
+            !integral
+        } else {
+            (low..=high).contains(&value) && (!integral || value.fract() == 0.0)
+        };
+        if fits {
+            return;
+        }
+        self.report(
+            Diagnostic::error(
+                codes::INIT_OUT_OF_RANGE,
+                format!("`Init<{value}>` does not fit the output's {name} elements"),
+                span,
+            )
+            .with_label(if integral {
+                format!("{name} holds the integers {low} to {high}")
+            } else {
+                format!("finite {name} values lie within ±{high}")
+            })
+            .with_help("write a value the type holds, `inf` for infinity, or a wider element type"),
+        );
     }
 
     fn async_memories(&mut self, output: &View, input: &View, span: Span) {

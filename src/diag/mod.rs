@@ -4,6 +4,7 @@
 //! only; lines and columns are computed when a diagnostic is printed.
 //! `suggest` finds the "did you mean" candidate every stage offers.
 
+mod display;
 mod render;
 pub mod suggest;
 

@@ -8,6 +8,7 @@ use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Chars, Config, termcolor};
 
+use super::display::{self, Shown};
 use super::{Diagnostic, Severity, Span};
 
 /// Whether rendered diagnostics carry ANSI colours.
@@ -55,11 +56,13 @@ pub struct SourceFile {
 /// The files of one run, in the order they were added.
 ///
 /// Rule: a `FileId` is valid only for the map that returned it; files are
-/// never removed, so ids stay valid for the map's lifetime.
+/// never removed, so ids stay valid for the map's lifetime. What is
+/// rendered is each file as `display::Shown` makes it safe to print.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     files: SimpleFiles<String, String>,
     list: Vec<SourceFile>,
+    shown: Vec<Shown>,
 }
 
 impl SourceMap {
@@ -74,8 +77,12 @@ impl SourceMap {
             name: name.into(),
             text: text.into(),
         };
-        let id = self.files.add(file.name.clone(), file.text.clone());
+        let shown = Shown::new(&file.text);
+        let id = self
+            .files
+            .add(display::message(&file.name), shown.text.clone());
         self.list.push(file);
+        self.shown.push(shown);
         FileId(id)
     }
 
@@ -84,11 +91,13 @@ impl SourceMap {
         self.list.get(id.0)
     }
 
-    /// One-based line and column (in characters) of byte `offset` in file
-    /// `id`; offsets past the end count as the end.
+    /// One-based line and column (in characters as shown) of byte `offset`
+    /// in file `id`; offsets past the end count as the end. CR, LF and
+    /// CRLF each end a line.
     pub fn line_column(&self, id: FileId, offset: u32) -> Option<(usize, usize)> {
-        let text = &self.get(id)?.text;
-        let offset = clamp_to_boundary(text, offset as usize);
+        let shown = self.shown.get(id.0)?;
+        let text = &shown.text;
+        let offset = clamp_to_boundary(text, shown.offset(offset as usize));
         let line_start = text[..offset].rfind('\n').map_or(0, |newline| newline + 1);
         let line = text[..offset].matches('\n').count() + 1;
         let column = text[line_start..offset].chars().count() + 1;
@@ -125,56 +134,58 @@ impl SourceMap {
             chars: Chars::ascii(),
             ..Config::default()
         };
-        let Some(file) = self.get(id) else {
+        let Some(shown) = self.shown.get(id.0) else {
             for diagnostic in diagnostics {
-                let _ = writeln!(out, "{diagnostic}");
+                let _ = writeln!(out, "{}", display::message(&diagnostic.to_string()));
             }
             return;
         };
         for diagnostic in diagnostics {
-            let converted = convert(diagnostic, id.0, &file.text);
+            let converted = convert(diagnostic, id.0, shown);
             if term::emit_to_write_style(out, &config, &self.files, &converted).is_err() {
                 // The renderer refused (it cannot for spans clamped into the
                 // file); still say what the problem was.
-                let _ = writeln!(out, "{diagnostic}");
+                let _ = writeln!(out, "{}", display::message(&diagnostic.to_string()));
             }
         }
     }
 }
 
-fn convert(diagnostic: &Diagnostic, file: usize, text: &str) -> cs::Diagnostic<usize> {
+fn convert(diagnostic: &Diagnostic, file: usize, shown: &Shown) -> cs::Diagnostic<usize> {
     let severity = match diagnostic.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
         Severity::Note => cs::Severity::Note,
     };
     let mut labels = vec![
-        cs::Label::primary(file, clamp(text, diagnostic.primary.span))
-            .with_message(&diagnostic.primary.message),
+        cs::Label::primary(file, clamp(shown, diagnostic.primary.span))
+            .with_message(display::message(&diagnostic.primary.message)),
     ];
     labels.extend(diagnostic.secondary.iter().map(|label| {
-        cs::Label::secondary(file, clamp(text, label.span)).with_message(&label.message)
+        cs::Label::secondary(file, clamp(shown, label.span))
+            .with_message(display::message(&label.message))
     }));
     let mut notes: Vec<String> = diagnostic
         .notes
         .iter()
-        .map(|note| format!("note: {note}"))
+        .map(|note| format!("note: {}", display::message(note)))
         .collect();
     if let Some(help) = &diagnostic.help {
-        notes.push(format!("help: {help}"));
+        notes.push(format!("help: {}", display::message(help)));
     }
     cs::Diagnostic::new(severity)
         .with_code(diagnostic.code)
-        .with_message(&diagnostic.message)
+        .with_message(display::message(&diagnostic.message))
         .with_labels(labels)
         .with_notes(notes)
 }
 
-/// The span's range moved inside `text` and onto character boundaries, so a
-/// wrong span can never make rendering fail.
-fn clamp(text: &str, span: Span) -> std::ops::Range<usize> {
-    let start = clamp_to_boundary(text, span.start as usize);
-    let end = clamp_to_boundary(text, span.end as usize).max(start);
+/// The span's range in the shown text, moved inside it and onto character
+/// boundaries, so a wrong span can never make rendering fail.
+fn clamp(shown: &Shown, span: Span) -> std::ops::Range<usize> {
+    let text = &shown.text;
+    let start = clamp_to_boundary(text, shown.offset(span.start as usize));
+    let end = clamp_to_boundary(text, shown.offset(span.end as usize)).max(start);
     start..end
 }
 
@@ -243,5 +254,36 @@ mod tests {
         assert_eq!(map.line_column(id, 3), Some((2, 1)));
         assert_eq!(map.line_column(id, 5), Some((2, 2)));
         assert_eq!(map.line_column(id, 500), Some((2, 3)));
+    }
+
+    #[test]
+    fn carriage_returns_end_lines_and_controls_never_reach_the_terminal() {
+        let mut map = SourceMap::new();
+        let id = map.add("cr.gph", "// a\rkernel k {\r  \u{1b}[2J\u{7} x\r}\r");
+        assert_eq!(map.line_column(id, 18), Some((3, 3)));
+        let diagnostic = Diagnostic::error("E0199", "bad `\u{1b}[2J`", Span::new(18, 19))
+            .with_help("remove \u{7}");
+        let text = map.render(id, &[diagnostic], ColorChoice::Never);
+        assert!(text.contains("--> cr.gph:3:3"), "{text}");
+        assert!(text.contains("3 |   ^[[2J^G x"), "{text}");
+        assert!(text.contains("bad `^[[2J`"), "{text}");
+        assert!(text.contains("remove ^G"), "{text}");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_huge_name_is_shown_shortened_in_the_line_and_the_message() {
+        let mut map = SourceMap::new();
+        let name = "a".repeat(5000);
+        let id = map.add("h.gph", format!("  %{name} x\n"));
+        let diagnostic =
+            Diagnostic::error("E0199", format!("undefined `%{name}`"), Span::new(2, 5003));
+        let text = map.render(id, &[diagnostic], ColorChoice::Never);
+        assert!(text.len() < 600, "{text}");
+        assert_eq!(text.matches("…(5000 characters)").count(), 2, "{text}");
+        assert_eq!(map.line_column(id, 5004), Some((1, 55)));
     }
 }

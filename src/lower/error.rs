@@ -79,8 +79,9 @@ pub enum LowerError {
     SharedMemory {
         /// The kernel.
         span: Span,
-        /// Bytes asked for (after 128-byte alignment of every buffer).
-        bytes: u64,
+        /// Bytes asked for (after 128-byte alignment of every buffer), the
+        /// true number however large.
+        bytes: u128,
         /// The limit of the target.
         limit: u64,
         /// The target the limit is for.

@@ -89,17 +89,18 @@ pub fn plan_shared(
                     "give shared tensors constant shapes",
                 )
             })?;
-        let bytes = u64::try_from(elements)
-            .ok()
-            .and_then(|n| n.checked_mul(u64::from(buffer.ty.scalar.bytes())))
-            .filter(|bytes| *bytes <= u64::from(u32::MAX))
-            .ok_or_else(|| too_much(kernel, u64::MAX, arch))?;
+        // In u128, so that the size reported is the true one however large
+        // (a positive i64 times at most 8 bytes, plus the total so far).
+        let bytes = elements.unsigned_abs() as u128 * u128::from(buffer.ty.scalar.bytes());
         let align = slice_align(buffer.ty.swizzle, buffer.ty.scalar.bytes());
         let offset = round_up(total, u64::from(align));
-        total = offset + round_up(bytes, u64::from(SLICE_ALIGN));
-        if total > shared_limit(arch) {
-            return Err(too_much(kernel, total, arch));
+        let needed = u128::from(offset) + round_up_wide(bytes, u128::from(SLICE_ALIGN));
+        if needed > u128::from(shared_limit(arch)) {
+            return Err(too_much(kernel, needed, arch));
         }
+        // Below the limit, so within u32.
+        let bytes = bytes as u64;
+        total = needed as u64;
         slots.push(SharedSlot {
             buffer: BufferId(index as u32),
             array: unique_name(&format!("smem_{}", buffer.name), taken),
@@ -134,7 +135,11 @@ pub fn dynamic_shared_bytes(kernel: &Kernel) -> Result<u32, LowerError> {
     Ok(if plan.dynamic { plan.total } else { 0 })
 }
 
-fn too_much(kernel: &Kernel, bytes: u64, arch: Option<Arch>) -> LowerError {
+fn round_up_wide(value: u128, align: u128) -> u128 {
+    value.div_ceil(align) * align
+}
+
+fn too_much(kernel: &Kernel, bytes: u128, arch: Option<Arch>) -> LowerError {
     LowerError::SharedMemory {
         span: kernel.span,
         bytes,
@@ -232,6 +237,15 @@ mod tests {
             "{}",
             diagnostic.message
         );
+    }
+
+    #[test]
+    fn a_size_past_32_bits_is_reported_as_it_is() {
+        // 2^31 fp16 values: 4 GiB, which once wrapped to u64::MAX.
+        let kernel = kernel_with_buffers(vec![shared("huge", 1 << 31)]);
+        let error = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap_err();
+        let message = error.to_diagnostic().message;
+        assert!(message.contains("4294967296 bytes"), "{message}");
     }
 
     #[test]

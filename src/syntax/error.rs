@@ -63,9 +63,13 @@ pub mod codes {
     pub const BAD_FLOAT: &str = "E0122";
     /// A malformed kernel attribute list: an unknown or repeated attribute.
     pub const BAD_ATTRIBUTE: &str = "E0123";
+    /// A source file that is not UTF-8.
+    pub const INVALID_UTF8: &str = "E0124";
+    /// A warning: a file with no kernel compiles to an empty module.
+    pub const NO_KERNEL: &str = "W0125";
 
     /// Every syntax code, in order.
-    pub const ALL: [&str; 24] = [
+    pub const ALL: [&str; 26] = [
         UNEXPECTED,
         UNCLOSED,
         UNOPENED,
@@ -90,6 +94,8 @@ pub mod codes {
         BARE_NAME,
         BAD_FLOAT,
         BAD_ATTRIBUTE,
+        INVALID_UTF8,
+        NO_KERNEL,
     ];
 }
 

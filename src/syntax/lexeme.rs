@@ -70,7 +70,8 @@ pub(crate) fn skip_str(text: &str) -> &str {
     loop {
         let trimmed = rest.trim_start();
         if trimmed.starts_with("//") {
-            rest = &trimmed[trimmed.find('\n').unwrap_or(trimmed.len())..];
+            // A comment ends at LF, CR or CRLF: CR-only files have lines too.
+            rest = &trimmed[trimmed.find(['\n', '\r']).unwrap_or(trimmed.len())..];
         } else {
             return trimmed;
         }

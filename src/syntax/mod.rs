@@ -16,6 +16,7 @@ mod error;
 mod expr;
 mod lexeme;
 pub mod print;
+mod source;
 mod spec;
 mod stmt;
 mod strip;
@@ -26,6 +27,7 @@ pub use arith::MAX_EXPR_DEPTH;
 pub use ast::*;
 pub use error::codes;
 pub use print::{print_expr, print_file, print_stmt};
+pub use source::{Undecodable, decode, no_kernel};
 pub use strip::{StripSpans, strip_spans};
 pub use token::{Token, TokenKind, is_incomplete, tokenize};
 

@@ -71,7 +71,8 @@ pub fn tokenize(src: &str) -> Vec<Token> {
             continue;
         }
         if rest.starts_with("//") {
-            at += rest.find('\n').unwrap_or(rest.len());
+            // As in the parser, a comment ends at LF or CR.
+            at += rest.find(['\n', '\r']).unwrap_or(rest.len());
             continue;
         }
         let (kind, len) =

@@ -2,16 +2,15 @@
 //! with `--verify`, ptxas), in parallel over files, reports printed in
 //! input order so that the output does not depend on scheduling.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use graphene::compile;
 use graphene::diag::Severity;
 use graphene::launch::{self, Source};
 use graphene::ptx::TargetName;
 use graphene::ptx::tools;
+use graphene::{compile, syntax};
 
 use super::messages::{self, FileReport, KernelReport, Plain, Resources};
 use super::output::{self, Destination};
@@ -111,12 +110,20 @@ pub fn compile_one(
 ) -> FileReport {
     let name = path.display().to_string();
     let mut report = FileReport::new(name.clone());
-    match std::fs::read_to_string(path) {
-        Ok(source) => report.source = source,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(failure) => {
             report
                 .plain
                 .push(error(format!("cannot read it: {failure}")));
+            return report;
+        }
+    };
+    match syntax::decode(&bytes) {
+        Ok(text) => report.source = text.to_string(),
+        Err(undecodable) => {
+            report.source = undecodable.text;
+            report.diagnostics.push(undecodable.diagnostic);
             return report;
         }
     }
@@ -150,7 +157,7 @@ pub fn compile_one(
         },
         (Emit::Manifest | Emit::Ptx | Emit::Ir, _) => &compiled.text,
     };
-    if let Err(failure) = write(destination, text) {
+    if let Err(failure) = output::write(destination, text) {
         report.plain.push(error(format!(
             "cannot write `{}`: {failure}",
             destination.describe()
@@ -190,13 +197,6 @@ fn manifest_text(
     let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
     text.push('\n');
     Ok(text)
-}
-
-fn write(destination: &Destination, text: &str) -> std::io::Result<()> {
-    match destination {
-        Destination::File(path) => std::fs::write(path, text),
-        Destination::Stdout => std::io::stdout().lock().write_all(text.as_bytes()),
-    }
 }
 
 /// Assembles the module and records each kernel's resources; spills are
