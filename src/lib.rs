@@ -7,7 +7,9 @@
 //! stands on; `diag` renders errors; `viz` draws layouts for the REPL.
 
 pub mod check;
+pub mod data;
 pub mod diag;
+pub mod exec;
 pub mod expr;
 pub mod index;
 pub mod ir;

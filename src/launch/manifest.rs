@@ -148,9 +148,11 @@ mod tests {
     fn a_manifest_lists_params_launch_and_requirements() {
         let ast = syntax::parse_file("scale.gph", SOURCE).expect("parses");
         let program = check::check_file(&ast, &[]).expect("checks");
-        let value = manifest(&program, "scale.gph", "sm_80", &[0], &|span| {
-            format!("at {}", span.start)
-        });
+        let source = Source {
+            name: "scale.gph",
+            text: SOURCE,
+        };
+        let value = manifest(&program, source, "sm_80", &[0]);
         let kernel = &value["kernels"][0];
         assert_eq!(value["manifest"], MANIFEST_VERSION);
         assert_eq!(kernel["name"], "scale");

@@ -23,6 +23,7 @@ mod command;
 #[cfg(feature = "cuda")]
 mod device;
 mod dims;
+mod fill;
 mod manifest;
 mod plan;
 mod report;
@@ -31,8 +32,9 @@ pub use command::{
     BenchOptions, CommandError, CompiledFile, RunOptions, Selected, bench_file, run_file, select,
 };
 #[cfg(feature = "cuda")]
-pub use device::{RunError, bench_kernel, element_type, fill_bytes, run_kernel};
+pub use device::{RunError, bench_kernel, run_kernel};
 pub use dims::{DimArg, DimValues};
+pub use fill::{element_type, fill_bytes, poison_flags};
 pub use manifest::{MANIFEST_VERSION, manifest};
 pub use plan::{LaunchPlan, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, ParamPlan, Role, Source, Work};
 pub use report::{
