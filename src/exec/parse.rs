@@ -292,10 +292,12 @@ fn sorted_names(registers: &HashMap<String, u32>) -> Vec<String> {
 fn label_end(text: &str) -> Option<usize> {
     let colon = text.find(':')?;
     let head = &text[..colon];
+    // Not `shared::cta`: a label is an identifier (no dots) before one colon.
     let is_label = !head.is_empty()
+        && !text[colon + 1..].starts_with(':')
         && head
             .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.');
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
     is_label.then_some(colon)
 }
 

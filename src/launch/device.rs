@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use super::fill::{element_type, fill_bytes, poison_flags};
+use super::fill::{self, element_type, poison_flags};
 use super::plan::LaunchPlan;
 use super::report::{BenchReport, CheckOutcome, RunReport, Stats, rotation_sets};
-use crate::reference::{Contract, InputDomain, ReferenceError, compare};
+use crate::reference::{Contract, ReferenceError, compare};
 use crate::runtime::{DeviceBuffer, Gpu, KernelArg, LaunchConfig, Module, RuntimeError};
 
 /// Why running or timing a kernel failed.
@@ -99,28 +99,15 @@ fn upload_set<'g>(
     Ok(DeviceSet { buffers, args })
 }
 
-/// The host bytes of every parameter: random values for those the kernel
-/// reads, `None` (poison) for the others.
 fn host_inputs(
     plan: &LaunchPlan,
     contract: Option<&Contract>,
     seed: u64,
 ) -> Result<Vec<Option<Vec<u8>>>, RunError> {
-    plan.params
-        .iter()
-        .map(|param| {
-            if !param.role.is_filled() {
-                return Ok(None);
-            }
-            let domain = contract.map_or(InputDomain::Uniform, |c| c.input_domain(param.position));
-            fill_bytes(param, seed, domain)
-                .map(Some)
-                .map_err(|error| RunError::Runtime {
-                    context: String::new(),
-                    error: Box::new(error.into()),
-                })
-        })
-        .collect()
+    fill::host_inputs(plan, contract, seed).map_err(|error| RunError::Runtime {
+        context: String::new(),
+        error: Box::new(error.into()),
+    })
 }
 
 /// Runs `plan`'s kernel once from `module`: fills, poisons, launches and

@@ -5,10 +5,10 @@
 
 use half::{bf16, f16};
 
-use super::plan::ParamPlan;
+use super::plan::{LaunchPlan, ParamPlan};
 use crate::data::{DataError, Element, ElementType, to_bytes};
 use crate::ir::Scalar;
-use crate::reference::InputDomain;
+use crate::reference::{Contract, InputDomain};
 
 /// The runtime's tag of a scalar type.
 pub fn element_type(scalar: Scalar) -> ElementType {
@@ -65,6 +65,25 @@ pub fn poison_flags(ty: ElementType, bytes: &[u8]) -> Vec<bool> {
     bytes
         .chunks_exact(ty.bytes())
         .map(|element| element == poison.as_slice())
+        .collect()
+}
+
+/// The host bytes of every parameter: random values for those the kernel
+/// reads, `None` (poison) for the others.
+pub fn host_inputs(
+    plan: &LaunchPlan,
+    contract: Option<&Contract>,
+    seed: u64,
+) -> Result<Vec<Option<Vec<u8>>>, DataError> {
+    plan.params
+        .iter()
+        .map(|param| {
+            if !param.role.is_filled() {
+                return Ok(None);
+            }
+            let domain = contract.map_or(InputDomain::Uniform, |c| c.input_domain(param.position));
+            fill_bytes(param, seed, domain).map(Some)
+        })
         .collect()
 }
 

@@ -233,9 +233,9 @@ impl Block<'_, '_> {
                 let (k, n) = fragments::mma_m8n8k4_b(lane, e);
                 mb[q][k][n] = half_value(Ty::F16, element(&b[lane], e));
             }
-            for e in 0..8 {
+            for (e, &bits) in c[lane].iter().enumerate().take(8) {
                 let (m, n) = fragments::mma_m8n8k4_c(lane, e);
-                mc[q][m][n] = f64::from(f32::from_bits(c[lane][e] as u32));
+                mc[q][m][n] = f64::from(f32::from_bits(bits as u32));
             }
         }
         let values: Vec<Vec<u64>> = (0..32)
