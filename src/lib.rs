@@ -11,7 +11,9 @@
 pub mod atoms;
 pub mod check;
 pub mod compile;
+pub mod data;
 pub mod diag;
+pub mod exec;
 pub mod index;
 pub mod ir;
 pub mod launch;

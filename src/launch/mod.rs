@@ -13,6 +13,8 @@
 //! - With feature `cuda`: `run_kernel` (fill, poison, launch, read back,
 //!   compare with [`crate::reference`]) and `bench_kernel` (warm-up,
 //!   CUDA-event timing over rotated input sets).
+//! - [`run_kernel_cpu`]: the same run on the CPU executor of the PTX
+//!   ([`crate::exec`]), with its findings; no driver needed.
 //! - [`RunOptions`], [`BenchOptions`], [`select`], [`run_file`],
 //!   [`bench_file`]: the subcommands' options, the kernels chosen and
 //!   planned, and the whole command over a [`crate::compile::Compiled`].
@@ -20,17 +22,21 @@
 //! `docs/running.md` records the decisions.
 
 mod command;
+mod cpu;
 #[cfg(feature = "cuda")]
 mod device;
 mod dims;
+mod fill;
 mod manifest;
 mod plan;
 mod report;
 
 pub use command::{BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select};
+pub use cpu::{CpuRun, CpuRunError, run_kernel_cpu};
 #[cfg(feature = "cuda")]
-pub use device::{RunError, bench_kernel, element_type, fill_bytes, run_kernel};
+pub use device::{RunError, bench_kernel, run_kernel};
 pub use dims::{DimArg, DimValues};
+pub use fill::{element_type, fill_bytes, host_inputs, poison_flags};
 pub use manifest::{MANIFEST_VERSION, manifest};
 pub use plan::{LaunchPlan, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, ParamPlan, Role, Source, Work};
 pub use report::{

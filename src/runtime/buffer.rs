@@ -6,8 +6,8 @@ use std::ffi::c_void;
 use super::driver::{self, CUdeviceptr};
 use super::error::{Bytes, RuntimeError};
 use super::gpu::Gpu;
-use super::host::{self, Element, ElementType};
 use super::launch::KernelArg;
+use crate::data::{self as host, Element, ElementType};
 
 /// A device allocation of `len_bytes()` bytes, freed on drop. Invariant:
 /// copies move exactly `len_bytes()` bytes (a size mismatch is an error, not
@@ -136,7 +136,7 @@ impl DeviceBuffer<'_> {
 
     /// The buffer's contents as elements of `T`.
     pub fn read<T: Element>(&self) -> Result<Vec<T>, RuntimeError> {
-        host::from_bytes(&self.to_host()?)
+        Ok(host::from_bytes(&self.to_host()?)?)
     }
 
     /// Overwrites the buffer with `values` (which must fill it exactly).

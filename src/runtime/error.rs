@@ -94,6 +94,12 @@ pub enum RuntimeError {
     Input(String),
 }
 
+impl From<crate::data::DataError> for RuntimeError {
+    fn from(error: crate::data::DataError) -> Self {
+        RuntimeError::Input(error.0)
+    }
+}
+
 impl RuntimeError {
     /// Whether the error means "this machine cannot run kernels" (no driver or
     /// no device) rather than a fault of ours: GPU tests skip on these.

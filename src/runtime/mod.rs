@@ -34,16 +34,15 @@ mod buffer;
 mod driver;
 mod error;
 mod gpu;
-mod host;
 mod launch;
 mod module;
 mod timing;
 
+pub use crate::data::{Element, ElementType, Pcg32, from_bytes, random_vec, to_bytes};
 pub use buffer::DeviceBuffer;
 pub use driver::DriverCode;
 pub use error::RuntimeError;
 pub use gpu::{DeviceInfo, Gpu, probe};
-pub use host::{Element, ElementType, Pcg32, from_bytes, random_vec, to_bytes};
 pub use launch::{
     DEFAULT_SHARED_LIMIT_BYTES, EntryParam, EntrySignature, KernelArg, LaunchConfig,
     entry_signatures,

@@ -1,7 +1,7 @@
-//! Runtime stage (feature `cuda`): host-side data for kernels — the element
-//! types, their bytes as the GPU stores them (little-endian), seeded random
-//! inputs and the poison values written before a run to catch unwritten
-//! outputs.
+//! Host-side data for kernels (no driver needed): the element types, their
+//! bytes as the GPU stores them (little-endian), seeded random inputs and the
+//! poison values written before a run to catch unwritten outputs. The GPU
+//! runtime and the CPU executor's runs both fill and read buffers with it.
 //!
 //! Random generator: PCG-XSH-RR 32 (O'Neill's `pcg32`), written here instead of
 //! taken from `rand`/`rand_pcg`: it is ten lines, its stream is fixed by the
@@ -20,7 +20,10 @@ use std::fmt::Debug;
 
 use half::{bf16, f16};
 
-use super::error::RuntimeError;
+/// Bytes that are not a whole number of elements of their type.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DataError(pub String);
 
 /// PCG-XSH-RR with 64-bit state and 32-bit output; `new(seed, stream)` seeds
 /// it exactly as the reference `pcg32_srandom_r(seed, stream)`.
@@ -148,7 +151,7 @@ impl ElementType {
 
     /// The elements of `bytes` widened to f64 (exactly: every value of these
     /// types is an f64), for comparing against a reference.
-    pub fn to_f64(self, bytes: &[u8]) -> Result<Vec<f64>, RuntimeError> {
+    pub fn to_f64(self, bytes: &[u8]) -> Result<Vec<f64>, DataError> {
         match self {
             ElementType::F16 => widen::<f16>(bytes),
             ElementType::BF16 => widen::<bf16>(bytes),
@@ -160,7 +163,7 @@ impl ElementType {
 
     /// How many elements of `bytes` still hold the poison pattern, i.e. were
     /// never written by the kernel.
-    pub fn count_poison(self, bytes: &[u8]) -> Result<usize, RuntimeError> {
+    pub fn count_poison(self, bytes: &[u8]) -> Result<usize, DataError> {
         check_whole(bytes.len(), self)?;
         let poison = self.poison_bytes(1);
         Ok(bytes
@@ -170,7 +173,7 @@ impl ElementType {
     }
 }
 
-fn widen<T: Element>(bytes: &[u8]) -> Result<Vec<f64>, RuntimeError> {
+fn widen<T: Element>(bytes: &[u8]) -> Result<Vec<f64>, DataError> {
     Ok(from_bytes::<T>(bytes)?
         .into_iter()
         .map(Element::to_f64)
@@ -349,7 +352,7 @@ pub fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
 }
 
 /// Values read back from GPU bytes; the length must be a whole number of elements.
-pub fn from_bytes<T: Element>(bytes: &[u8]) -> Result<Vec<T>, RuntimeError> {
+pub fn from_bytes<T: Element>(bytes: &[u8]) -> Result<Vec<T>, DataError> {
     check_whole(bytes.len(), T::TYPE)?;
     Ok(bytes
         .chunks_exact(T::TYPE.bytes())
@@ -357,11 +360,11 @@ pub fn from_bytes<T: Element>(bytes: &[u8]) -> Result<Vec<T>, RuntimeError> {
         .collect())
 }
 
-fn check_whole(len: usize, ty: ElementType) -> Result<(), RuntimeError> {
+fn check_whole(len: usize, ty: ElementType) -> Result<(), DataError> {
     if len % ty.bytes() == 0 {
         Ok(())
     } else {
-        Err(RuntimeError::Input(format!(
+        Err(DataError(format!(
             "{len} bytes are not a whole number of {} elements ({} B each)",
             ty.name(),
             ty.bytes()

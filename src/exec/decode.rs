@@ -1,0 +1,430 @@
+//! CPU executor: an instruction's dotted opcode → the operation it
+//! performs ([`Op`]), decided once per instruction before the run. An
+//! opcode the executor does not implement is an error naming it here, so a
+//! kernel never runs with an instruction silently skipped.
+
+use super::ExecError;
+use super::parse::Instr;
+
+/// A PTX scalar type as an instruction names it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Ty {
+    /// `.pred`.
+    Pred,
+    /// `.b16`.
+    B16,
+    /// `.u16`.
+    U16,
+    /// `.s16`.
+    S16,
+    /// `.b32`.
+    B32,
+    /// `.u32`.
+    U32,
+    /// `.s32`.
+    S32,
+    /// `.b64`.
+    B64,
+    /// `.u64`.
+    U64,
+    /// `.s64`.
+    S64,
+    /// `.f16`.
+    F16,
+    /// `.bf16`.
+    Bf16,
+    /// `.f32`.
+    F32,
+    /// `.f16x2` (a b32 register).
+    F16x2,
+    /// `.bf16x2` (a b32 register).
+    Bf16x2,
+}
+
+impl Ty {
+    fn parse(text: &str) -> Option<Ty> {
+        Some(match text {
+            "pred" => Ty::Pred,
+            "b16" => Ty::B16,
+            "u16" => Ty::U16,
+            "s16" => Ty::S16,
+            "b32" => Ty::B32,
+            "u32" => Ty::U32,
+            "s32" => Ty::S32,
+            "b64" => Ty::B64,
+            "u64" => Ty::U64,
+            "s64" => Ty::S64,
+            "f16" => Ty::F16,
+            "bf16" => Ty::Bf16,
+            "f32" => Ty::F32,
+            "f16x2" => Ty::F16x2,
+            "bf16x2" => Ty::Bf16x2,
+            _ => return None,
+        })
+    }
+
+    /// Its width in bytes (a predicate counts as 1).
+    pub fn bytes(self) -> u32 {
+        match self {
+            Ty::Pred => 1,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::Bf16 => 2,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::Bf16x2 => 4,
+            Ty::B64 | Ty::U64 | Ty::S64 => 8,
+        }
+    }
+
+    /// Whether integer operations on it are signed.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Ty::S16 | Ty::S32 | Ty::S64)
+    }
+}
+
+/// Integer and bitwise operations (also the predicate logic, on `.pred`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IntOp {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    MadLo,
+    MadWide,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Not,
+    Div,
+    Rem,
+    Min,
+    Max,
+    Neg,
+}
+
+/// Floating-point arithmetic (f32, f16, and packed pairs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Max,
+    Min,
+    Neg,
+    Abs,
+}
+
+/// The approximate special functions.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Approx {
+    Ex2,
+    Lg2,
+    Rsqrt,
+    Rcp,
+    Sqrt,
+    Tanh,
+    Sin,
+    Cos,
+}
+
+/// `setp` comparisons.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Memory state spaces of `ld` and `st`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Space {
+    /// `.param`.
+    Param,
+    /// `.global`.
+    Global,
+    /// `.shared`.
+    Shared,
+}
+
+/// `shfl.sync` modes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `cvta` directions.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cvta {
+    /// Generic → global (addresses are the same here).
+    ToGlobal,
+    /// Generic → shared.
+    ToShared,
+    /// Shared → generic.
+    FromShared,
+    /// Global → generic.
+    FromGlobal,
+}
+
+/// What one instruction does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    Mov(Ty),
+    Int(IntOp, Ty),
+    Float(FloatOp, Ty),
+    Approx(Approx),
+    Setp(Cmp, Ty),
+    Selp(Ty),
+    Cvt { to: Ty, from: Ty },
+    Cvta(Cvta),
+    Ld { space: Space, ty: Ty, count: u32 },
+    St { space: Space, ty: Ty, count: u32 },
+    CpAsync { bytes: u32 },
+    CpAsyncCommit,
+    CpAsyncWait(u32),
+    CpAsyncWaitAll,
+    Ldmatrix { count: u32, trans: bool },
+    Mma16816 { inputs: Ty, accumulator: Ty },
+    Mma884,
+    Wgmma { n: u32, inputs: Ty },
+    WgmmaFence,
+    WgmmaCommit,
+    WgmmaWait(u32),
+    FenceProxyAsync,
+    Shfl(ShflMode),
+    Bar,
+    Bra,
+    Ret,
+}
+
+impl Op {
+    /// Whether the lanes of a warp must execute it together.
+    pub fn is_collective(self) -> bool {
+        matches!(
+            self,
+            Op::Shfl(_) | Op::Ldmatrix { .. } | Op::Mma16816 { .. } | Op::Mma884 | Op::Wgmma { .. }
+        )
+    }
+}
+
+fn unknown(instr: &Instr) -> ExecError {
+    ExecError::Unknown {
+        opcode: instr.opcode.join("."),
+        line: instr.line,
+    }
+}
+
+fn int_op(name: &str, second: Option<&str>) -> Option<(IntOp, bool)> {
+    // The bool: whether the second dotted part is a modifier (lo, hi, wide).
+    Some(match (name, second) {
+        ("add", _) => (IntOp::Add, false),
+        ("sub", _) => (IntOp::Sub, false),
+        ("mul", Some("lo")) => (IntOp::MulLo, true),
+        ("mul", Some("hi")) => (IntOp::MulHi, true),
+        ("mul", Some("wide")) => (IntOp::MulWide, true),
+        ("mad", Some("lo")) => (IntOp::MadLo, true),
+        ("mad", Some("wide")) => (IntOp::MadWide, true),
+        ("shl", _) => (IntOp::Shl, false),
+        ("shr", _) => (IntOp::Shr, false),
+        ("and", _) => (IntOp::And, false),
+        ("or", _) => (IntOp::Or, false),
+        ("xor", _) => (IntOp::Xor, false),
+        ("not", _) => (IntOp::Not, false),
+        ("div", _) => (IntOp::Div, false),
+        ("rem", _) => (IntOp::Rem, false),
+        ("min", _) => (IntOp::Min, false),
+        ("max", _) => (IntOp::Max, false),
+        ("neg", _) => (IntOp::Neg, false),
+        _ => return None,
+    })
+}
+
+fn float_op(name: &str) -> Option<FloatOp> {
+    Some(match name {
+        "add" => FloatOp::Add,
+        "sub" => FloatOp::Sub,
+        "mul" => FloatOp::Mul,
+        "fma" => FloatOp::Fma,
+        "max" => FloatOp::Max,
+        "min" => FloatOp::Min,
+        "neg" => FloatOp::Neg,
+        "abs" => FloatOp::Abs,
+        _ => return None,
+    })
+}
+
+fn is_float(ty: Ty) -> bool {
+    matches!(ty, Ty::F16 | Ty::Bf16 | Ty::F32 | Ty::F16x2 | Ty::Bf16x2)
+}
+
+fn last_ty(parts: &[&str]) -> Option<Ty> {
+    parts.last().and_then(|p| Ty::parse(p))
+}
+
+fn number_after(parts: &[&str], prefix: &str) -> Option<u32> {
+    parts
+        .iter()
+        .find_map(|p| p.strip_prefix(prefix).and_then(|n| n.parse().ok()))
+}
+
+fn imm_operand(instr: &Instr, at: usize) -> Result<u32, ExecError> {
+    match instr.operands.get(at) {
+        Some(super::parse::Operand::Int(n)) => Ok(*n as u32),
+        _ => Err(ExecError::Operands {
+            line: instr.line,
+            text: instr.text.clone(),
+            message: format!("operand {} must be an integer immediate", at + 1),
+        }),
+    }
+}
+
+/// Decides what `instr` does, or names it as unknown.
+pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
+    let parts: Vec<&str> = instr.opcode.iter().map(String::as_str).collect();
+    let head = parts[0];
+    let has = |word: &str| parts.contains(&word);
+    let op = match head {
+        "mov" => last_ty(&parts).map(Op::Mov),
+        "ld" | "st" => {
+            let space = if has("param") {
+                Space::Param
+            } else if has("global") {
+                Space::Global
+            } else if has("shared") {
+                Space::Shared
+            } else {
+                return Err(unknown(instr));
+            };
+            let count = number_after(&parts, "v").unwrap_or(1);
+            last_ty(&parts).map(|ty| {
+                if head == "ld" {
+                    Op::Ld { space, ty, count }
+                } else {
+                    Op::St { space, ty, count }
+                }
+            })
+        }
+        "setp" => {
+            let cmp = match parts.get(1).copied() {
+                Some("eq") => Some(Cmp::Eq),
+                Some("ne") => Some(Cmp::Ne),
+                Some("lt") => Some(Cmp::Lt),
+                Some("le") => Some(Cmp::Le),
+                Some("gt") => Some(Cmp::Gt),
+                Some("ge") => Some(Cmp::Ge),
+                _ => None,
+            };
+            cmp.zip(last_ty(&parts)).map(|(c, t)| Op::Setp(c, t))
+        }
+        "selp" => last_ty(&parts).map(Op::Selp),
+        "cvt" => {
+            let types: Vec<Ty> = parts[1..].iter().filter_map(|p| Ty::parse(p)).collect();
+            match types.as_slice() {
+                [to, from] => Some(Op::Cvt {
+                    to: *to,
+                    from: *from,
+                }),
+                _ => None,
+            }
+        }
+        "cvta" => match (has("to"), has("shared"), has("global")) {
+            (true, false, true) => Some(Op::Cvta(Cvta::ToGlobal)),
+            (true, true, false) => Some(Op::Cvta(Cvta::ToShared)),
+            (false, true, false) => Some(Op::Cvta(Cvta::FromShared)),
+            (false, false, true) => Some(Op::Cvta(Cvta::FromGlobal)),
+            _ => None,
+        },
+        "ex2" | "lg2" | "rsqrt" | "rcp" | "sqrt" | "tanh" | "sin" | "cos"
+            if last_ty(&parts) == Some(Ty::F32) =>
+        {
+            let function = match head {
+                "ex2" => Approx::Ex2,
+                "lg2" => Approx::Lg2,
+                "rsqrt" => Approx::Rsqrt,
+                "rcp" => Approx::Rcp,
+                "sqrt" => Approx::Sqrt,
+                "tanh" => Approx::Tanh,
+                "sin" => Approx::Sin,
+                _ => Approx::Cos,
+            };
+            // rcp.rn and sqrt.rn are exact roundings; f64 then f32 is
+            // correctly rounded for them too.
+            Some(Op::Approx(function))
+        }
+        "cp" if has("async") => match parts.get(2).copied() {
+            Some("cg" | "ca") => Some(Op::CpAsync {
+                bytes: imm_operand(instr, 2)?,
+            }),
+            Some("commit_group") => Some(Op::CpAsyncCommit),
+            Some("wait_group") => Some(Op::CpAsyncWait(imm_operand(instr, 0)?)),
+            Some("wait_all") => Some(Op::CpAsyncWaitAll),
+            _ => None,
+        },
+        "ldmatrix" if has("m8n8") && has("b16") && has("shared") => {
+            number_after(&parts, "x").map(|count| Op::Ldmatrix {
+                count,
+                trans: has("trans"),
+            })
+        }
+        "mma" if has("m16n8k16") && has("row") && has("col") => {
+            let types: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+            match types.as_slice() {
+                [d, a, b, c] if a == b && d == c => Some(Op::Mma16816 {
+                    inputs: *a,
+                    accumulator: *d,
+                }),
+                _ => None,
+            }
+        }
+        "mma" if has("m8n8k4") && has("row") && has("col") => {
+            let types: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+            (types == [Ty::F32, Ty::F16, Ty::F16, Ty::F32]).then_some(Op::Mma884)
+        }
+        "wgmma" => match parts.get(1).copied() {
+            Some("mma_async") => {
+                let shape = parts.iter().find(|p| p.starts_with("m64n"));
+                let n = shape.and_then(|s| s[4..].split('k').next()?.parse().ok());
+                let types: Vec<Ty> = parts.iter().filter_map(|p| Ty::parse(p)).collect();
+                match (n, types.as_slice()) {
+                    (Some(n), [Ty::F32, a, b]) if a == b => Some(Op::Wgmma { n, inputs: *a }),
+                    _ => None,
+                }
+            }
+            Some("fence") => Some(Op::WgmmaFence),
+            Some("commit_group") => Some(Op::WgmmaCommit),
+            Some("wait_group") => Some(Op::WgmmaWait(imm_operand(instr, 0)?)),
+            _ => None,
+        },
+        "fence" if parts.get(1) == Some(&"proxy") && parts.get(2) == Some(&"async") => {
+            Some(Op::FenceProxyAsync)
+        }
+        "shfl" if has("sync") && last_ty(&parts) == Some(Ty::B32) => {
+            let mode = match parts.get(2).copied() {
+                Some("up") => Some(ShflMode::Up),
+                Some("down") => Some(ShflMode::Down),
+                Some("bfly") => Some(ShflMode::Bfly),
+                Some("idx") => Some(ShflMode::Idx),
+                _ => None,
+            };
+            mode.map(Op::Shfl)
+        }
+        "bar" | "barrier" if has("sync") || parts.len() == 1 => Some(Op::Bar),
+        "bra" => Some(Op::Bra),
+        "ret" | "exit" => Some(Op::Ret),
+        _ => {
+            let ty = last_ty(&parts);
+            match ty {
+                Some(ty) if is_float(ty) => float_op(head).map(|op| Op::Float(op, ty)),
+                Some(ty) => int_op(head, parts.get(1).copied()).map(|(op, _)| Op::Int(op, ty)),
+                None => None,
+            }
+        }
+    };
+    op.ok_or_else(|| unknown(instr))
+}

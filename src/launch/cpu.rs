@@ -1,0 +1,120 @@
+//! Launch stage, CPU side: one kernel run by the executor of emitted PTX
+//! ([`crate::exec`]) instead of a GPU — the same seeded fills and poison as
+//! the device run, the same comparison with the reference, plus what only
+//! the executor sees (out-of-bounds accesses, unwritten reads, races, early
+//! reads, bank conflicts). Needs no driver: it is in the default build.
+
+use std::time::Instant;
+
+use super::fill::{element_type, host_inputs, poison_flags};
+use super::plan::LaunchPlan;
+use super::report::{CheckOutcome, RunReport};
+use crate::data::DataError;
+use crate::exec::{self, Arg, ExecError, ExecReport};
+use crate::reference::{Contract, ReferenceError, compare};
+
+/// Why a CPU run failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CpuRunError {
+    /// The executor could not run the PTX.
+    #[error("{0}")]
+    Exec(#[from] ExecError),
+    /// The host data could not be made or read.
+    #[error("{0}")]
+    Data(#[from] DataError),
+    /// The reference could not evaluate the contract.
+    #[error("{0}")]
+    Reference(#[from] ReferenceError),
+}
+
+/// A CPU run: the report `ptxgen run` prints, and the executor's own.
+#[derive(Clone, Debug)]
+pub struct CpuRun {
+    /// The summary (check included).
+    pub report: RunReport,
+    /// Outputs, findings and bank conflicts.
+    pub exec: ExecReport,
+}
+
+impl CpuRun {
+    /// Whether the check (if any) passed and the executor found nothing.
+    pub fn passed(&self) -> bool {
+        self.report.passed() && self.exec.findings.is_empty()
+    }
+}
+
+/// Runs `plan`'s kernel from `ptx` on the CPU: fills, poisons, executes;
+/// with `check`, compares the output with `contract` on the same inputs.
+pub fn run_kernel_cpu(
+    ptx: &str,
+    plan: &LaunchPlan,
+    contract: &Result<Contract, ReferenceError>,
+    seed: u64,
+    check: bool,
+) -> Result<CpuRun, CpuRunError> {
+    let host = host_inputs(plan, contract.as_ref().ok(), seed)?;
+    let mut args: Vec<Arg> = plan
+        .params
+        .iter()
+        .zip(&host)
+        .map(|(param, bytes)| {
+            Arg::Buffer(match bytes {
+                Some(bytes) => bytes.clone(),
+                None => element_type(param.scalar).poison_bytes(param.elements),
+            })
+        })
+        .collect();
+    // Dims were checked to be 1 ..= u32::MAX when they were parsed.
+    args.extend(plan.dims.iter().map(|(_, v)| Arg::U32(*v as u32)));
+    let started = Instant::now();
+    let run = exec::run_kernel(
+        ptx,
+        &plan.kernel,
+        plan.grid,
+        plan.block,
+        plan.dynamic_shared_bytes,
+        &args,
+    )?;
+    let mut report = RunReport::for_plan(plan);
+    report.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    if check {
+        report.check = Some(check_output(plan, contract, &host, &run)?);
+    }
+    Ok(CpuRun { report, exec: run })
+}
+
+fn check_output(
+    plan: &LaunchPlan,
+    contract: &Result<Contract, ReferenceError>,
+    host: &[Option<Vec<u8>>],
+    run: &ExecReport,
+) -> Result<CheckOutcome, CpuRunError> {
+    let contract = match contract {
+        Ok(contract) => contract,
+        Err(reason) => return Ok(CheckOutcome::NoContract(reason.to_string())),
+    };
+    let mut values: Vec<Vec<f64>> = Vec::with_capacity(plan.params.len());
+    for (param, bytes) in plan.params.iter().zip(host) {
+        values.push(match bytes {
+            Some(bytes) => element_type(param.scalar).to_f64(bytes)?,
+            None => Vec::new(),
+        });
+    }
+    let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+    let expected = contract.evaluate(&slices)?;
+    let output = plan
+        .params
+        .iter()
+        .position(|p| p.position == expected.param)
+        .ok_or_else(|| {
+            ReferenceError::Input(format!(
+                "{} is not a parameter of the launch",
+                expected.output
+            ))
+        })?;
+    let bytes = &run.outputs[output];
+    let ty = element_type(plan.params[output].scalar);
+    let actual = ty.to_f64(bytes)?;
+    let comparison = compare(&expected, &actual, &poison_flags(ty, bytes))?;
+    Ok(CheckOutcome::Compared(comparison))
+}
