@@ -5,7 +5,7 @@
 //! - [`compile`]: a whole `.gph` file, as far as [`Options::emit`] asks —
 //!   the PTX module and its text with each kernel's launch facts, or the
 //!   checked IR as text.
-//! - [`check`]: the stage-limited entry, parse and check only, for callers
+//! - [`check()`]: the stage-limited entry, parse and check only, for callers
 //!   that need the typed program but no PTX.
 //! - [`check_line`]: the REPL's entry, one line parsed and checked in an
 //!   incremental [`Session`].

@@ -11,7 +11,6 @@ use crate::syntax::ast::{IntExpr, IntExprKind, IntOp, Name};
 
 use super::codes;
 use super::env::{Checked, Checker, Ident, Namespace, Poisoned};
-use super::symbolic;
 
 /// Where an integer expression stands, which decides what its names may be.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -239,79 +238,6 @@ impl Checker {
             Expr::Xor(a, b) => self.bounds(a) ^ self.bounds(b),
             Expr::Shr(a, b) => self.bounds(a) >> self.bounds(b),
             Expr::Shl(a, b) => self.bounds(a) << self.bounds(b),
-        }
-    }
-}
-
-impl Checker {
-    /// The bound an enclosing `if` gives `e`: a guard `g ≤ b` bounds
-    /// `g + c` by `b + c` for a constant `c`.
-    pub(crate) fn guard_bound(&self, e: &Expr) -> Option<Expr> {
-        self.guards.iter().rev().find_map(|guard| {
-            let offset =
-                symbolic::normalize(&Expr::sub(e.clone(), guard.value.clone())).as_const()?;
-            Some(symbolic::normalize(&Expr::add(
-                guard.at_most.clone(),
-                Expr::Const(offset),
-            )))
-        })
-    }
-
-    /// An upper bound of `e` as an expression over the dims alone (thread
-    /// and block ids by their launch groups' sizes, loop variables by their
-    /// bounds), or `None` where the form gives none. Sound for the values
-    /// of a running kernel: every value of `e` is ≤ the bound with the dims
-    /// bound.
-    pub(crate) fn upper_bound(&self, e: &Expr) -> Option<Expr> {
-        if let Some(guarded) = self.guard_bound(e) {
-            return Some(guarded);
-        }
-        let known = || self.bounds(e).hi().map(Expr::Const);
-        let non_negative = |x: &Expr| self.bounds(x).is_non_negative();
-        match e {
-            Expr::Const(value) => Some(Expr::Const(*value)),
-            Expr::Var(Var::Dim(_)) => Some(e.clone()),
-            Expr::Var(Var::ThreadId) => known(),
-            Expr::Var(Var::BlockId) => {
-                let launch = self.launch.as_ref()?;
-                Some(Expr::sub(
-                    symbolic::levels_size(&launch.grid.levels),
-                    Expr::Const(1),
-                ))
-            }
-            Expr::Var(Var::Loop(i)) => {
-                let info = self.kernel.loop_info.get(*i as usize)?;
-                info.last.clone().or_else(known)
-            }
-            Expr::Add(a, b) => Some(Expr::add(self.upper_bound(a)?, self.upper_bound(b)?)),
-            Expr::Sub(a, b) => {
-                let least = self.bounds(b).lo()?;
-                Some(Expr::sub(self.upper_bound(a)?, Expr::Const(least)))
-            }
-            Expr::Mul(a, b) if non_negative(a) && non_negative(b) => {
-                Some(Expr::mul(self.upper_bound(a)?, self.upper_bound(b)?))
-            }
-            Expr::Div(a, d) if non_negative(a) && self.bounds(d).is_positive() => {
-                let top = self.upper_bound(a)?;
-                match d.as_const() {
-                    Some(_) => Some(Expr::div(top, (**d).clone())),
-                    // ⌊(d·q − 1) / d⌋ = q − 1.
-                    None => symbolic::exact_quotient(&Expr::add(top, Expr::Const(1)), d)
-                        .map(|q| Expr::sub(q, Expr::Const(1)))
-                        .or_else(known),
-                }
-            }
-            Expr::Rem(a, d) if non_negative(a) && self.bounds(d).is_positive() => match known() {
-                Some(hi) => Some(hi),
-                None => Some(Expr::sub(self.upper_bound(d)?, Expr::Const(1))),
-            },
-            Expr::Mul(..)
-            | Expr::Div(..)
-            | Expr::Rem(..)
-            | Expr::And(..)
-            | Expr::Xor(..)
-            | Expr::Shr(..)
-            | Expr::Shl(..) => known(),
         }
     }
 }

@@ -24,6 +24,7 @@ mod ints;
 mod lanes;
 mod occupancy;
 mod pending;
+mod ranges;
 mod rules;
 mod session;
 mod stmts;

@@ -6,15 +6,14 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
-use crate::index::interval::Interval;
-use crate::ir::{self, Level, Memory, View};
+use crate::ir::{Level, Memory, View};
 use crate::layout::{Layout, LayoutError, Tiler, Tuple, reshape};
 use crate::syntax::ast::{self, Coord, CoordKind, ExprKind, TileArg, TileDim};
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, GroupVal, Namespace, Poisoned};
 use super::ints::IntContext;
-use super::symbolic::{self, Mode, Sign, TileFailure, level_from_modes, modes, size};
+use super::symbolic::{self, Mode, TileFailure, level_from_modes, modes, size};
 
 /// The value of a tensor or group expression.
 #[derive(Clone, PartialEq, Debug)]
@@ -667,93 +666,6 @@ impl Checker {
             .with_label(label)
             .with_help("index a hierarchical mode with one part per sub-mode, or with one integer (its linear index)"),
         )
-    }
-
-    /// Reports a coordinate that can leave `0 .. extent`, when both its
-    /// bounds and the extent are known.
-    fn check_range(&mut self, value: &Expr, extent_expr: &Expr, span: Span) {
-        let mut bounds = self.bounds(value);
-        // An enclosing `if` may bound the value more tightly.
-        if let Some(guarded) = self.guard_bound(value).as_ref().and_then(Expr::as_const) {
-            let hi = bounds.hi().map_or(guarded, |hi| hi.min(guarded));
-            bounds = Interval::new(bounds.lo(), Some(hi)).unwrap_or(bounds);
-        }
-        let extent = extent_expr.as_const();
-        // Constant bounds against a constant extent decide it below; a
-        // symbolic largest value or extent is compared by its form.
-        let decided_by_constants = bounds.hi().is_some() && extent.is_some();
-        if bounds.is_non_negative() && !decided_by_constants {
-            self.check_symbolic_range(value, extent_expr, span);
-            return;
-        }
-        let range = match (bounds.lo(), bounds.hi()) {
-            (Some(lo), Some(hi)) if lo == hi => format!("is {lo}"),
-            (Some(lo), Some(hi)) => format!("takes the values {lo} to {hi}"),
-            (Some(lo), None) => format!("can be as small as {lo}"),
-            (None, Some(hi)) => format!("can be as large as {hi}"),
-            (None, None) => return,
-        };
-        let label = match value.as_const() {
-            Some(_) => format!("this coordinate {range}"),
-            None => format!("`{}` {range}", self.expr_text(value)),
-        };
-        let message = match (bounds.lo(), bounds.hi(), extent) {
-            (Some(lo), _, _) if lo < 0 => format!("a coordinate that can be {lo}"),
-            (_, Some(hi), Some(extent)) if hi >= extent => {
-                format!("a coordinate that can reach {hi} in a mode of extent {extent}")
-            }
-            _ => return,
-        };
-        let valid = match extent {
-            Some(extent) => format!("the mode's coordinates are 0 to {}", extent - 1),
-            None => "coordinates start at 0".to_string(),
-        };
-        let diagnostic = Diagnostic::error(codes::OUT_OF_RANGE, message, span)
-            .with_label(label)
-            .with_note(valid)
-            .with_help("tile the tensor so that the mode matches the range of the index");
-        self.report(diagnostic);
-    }
-
-    /// A coordinate whose largest value or whose mode's extent is symbolic:
-    /// in range when `extent − 1 − max(value) ≥ 0` follows from the form of
-    /// both (for every value of the dims); out of range, an error, when it
-    /// is negative for every value of the dims; otherwise a launch
-    /// requirement (`extent − max(value) ≥ 1`) that `run` checks with the
-    /// dims bound.
-    fn check_symbolic_range(&mut self, value: &Expr, extent: &Expr, span: Span) {
-        let Some(top) = self.upper_bound(value) else {
-            return;
-        };
-        let slack = Expr::sub(Expr::sub(extent.clone(), Expr::Const(1)), top.clone());
-        match symbolic::sign(&slack) {
-            Sign::NonNegative => {}
-            Sign::Negative(_) => {
-                let top_text = self.expr_text(&symbolic::normalize(&top));
-                let extent_text = self.expr_text(extent);
-                let label = match value.as_const() {
-                    Some(_) => format!("this coordinate is {top_text}"),
-                    None => format!("`{}` can reach {top_text}", self.expr_text(value)),
-                };
-                let diagnostic = Diagnostic::error(
-                    codes::OUT_OF_RANGE,
-                    format!(
-                        "a coordinate that can reach {top_text} in a mode of extent {extent_text}"
-                    ),
-                    span,
-                )
-                .with_label(label)
-                .with_note(format!(
-                    "the mode's coordinates are 0 to {extent_text} - 1, whatever the dims"
-                ))
-                .with_help("tile the tensor so that the mode matches the range of the index");
-                self.report(diagnostic);
-            }
-            Sign::Unknown => self.require(ir::Requirement::Positive {
-                value: symbolic::normalize(&Expr::sub(extent.clone(), top)),
-                span,
-            }),
-        }
     }
 
     /// Checks that a register tensor's coordinate is known at compile time

@@ -1,7 +1,7 @@
 //! Index arithmetic: what is known about a kernel's integer variables
 //! ([`facts`]), the abstract domains of index expressions ([`interval`],
 //! [`congruence`], [`bits`]) and the analyses over them ([`analysis`]), their
-//! simplification ([`simplify`], with [`linear`] forms, division and
+//! simplification ([`simplify`], with `linear` forms, division and
 //! remainder rules and bitwise rules), strength reduction ([`strength`]) and
 //! the [`prove`]r through which the lowering asks every question about an
 //! index. It depends on the expression type (`expr`) and the typed IR only;

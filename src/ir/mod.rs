@@ -6,7 +6,7 @@
 //! dims) and its full type. Nothing here refers back to the AST except spans.
 //! Only the checker constructs a [`Program`] (its fields are public for the
 //! consumers and for tests that build IR by hand). Its index expressions
-//! are [`expr`]; its text is [`print`].
+//! are [`expr`]; its text is [`print`](mod@print).
 
 pub mod expr;
 pub mod print;
