@@ -70,7 +70,7 @@ fn parallel_and_serial_runs_write_the_same_bytes() {
 #[test]
 fn a_failing_file_gives_status_1_and_the_others_still_compile() {
     let out = tempfile::tempdir().unwrap();
-    let bad = "tests/lower_diagnostics/ldmatrix_column_major.gph";
+    let bad = "tests/golden/lower_diagnostics/ldmatrix_column_major.gph";
     let output = ptxgen(&[bad, "examples/vector_copy.gph", "-o", &path_arg(out.path())]);
     assert_eq!(output.status.code(), Some(1));
     let errors = stderr(&output);
@@ -100,7 +100,7 @@ fn usage_errors_give_status_2() {
 #[test]
 fn json_messages_are_one_object_per_line() {
     let out = tempfile::tempdir().unwrap();
-    let bad = "tests/lower_diagnostics/move_too_long.gph";
+    let bad = "tests/golden/lower_diagnostics/move_too_long.gph";
     let output = ptxgen(&[
         bad,
         "examples/warp_row_sum.gph",

@@ -213,8 +213,8 @@ fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for dir in [
         "examples",
-        "tests/diagnostics/syntax",
-        "tests/diagnostics/check",
+        "tests/golden/diagnostics/syntax",
+        "tests/golden/diagnostics/check",
     ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("corpus folder")

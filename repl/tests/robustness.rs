@@ -183,12 +183,12 @@ fn lines_of(folder: &Path, extension: &str) -> Vec<String> {
 #[test]
 fn every_line_of_the_corpus_and_its_mutations() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let golden = lines_of(&root.join("tests/golden"), "repl");
+    let golden = lines_of(&root.join("../tests/golden/repl"), "repl");
     let mut corpus = golden.clone();
     corpus.extend(lines_of(&root.join("../examples"), "gph"));
     for stage in ["syntax", "check"] {
         corpus.extend(lines_of(
-            &root.join("../tests/diagnostics").join(stage),
+            &root.join("../tests/golden/diagnostics").join(stage),
             "gph",
         ));
     }
