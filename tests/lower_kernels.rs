@@ -7,6 +7,7 @@
 //! request reaching ptxas, in the configurations docs/performance.md lists.
 
 mod ptx_support;
+mod support;
 
 use graphene::check::check_file;
 use graphene::lower::{Options, lower_program};

@@ -7,6 +7,7 @@
 //! `mma.m16n8k16` n8 tile.
 
 mod ptx_support;
+mod support;
 
 use graphene::check::check_file;
 use graphene::lower::{Options, lower_program};

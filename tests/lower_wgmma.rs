@@ -6,6 +6,7 @@
 //! the specs the instruction cannot take are refused with the reason.
 
 mod ptx_support;
+mod support;
 
 use graphene::check::check_file;
 use graphene::diag::Diagnostic;

@@ -9,3 +9,4 @@
 #![allow(dead_code)] // each test crate uses a different part
 
 pub mod golden;
+pub mod skip;
