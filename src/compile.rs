@@ -108,12 +108,19 @@ impl Compiled {
 /// the typed program, or the diagnostics of the first stage that fails.
 pub fn check(name: &str, text: &str, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
     let ast = syntax::parse_file(name, text)?;
-    // A file with no kernel is worth a warning, not an error; the checker's
-    // warnings follow it, or its errors replace it.
+    // A file with no kernel is worth a warning, not an error; it comes
+    // first, before the checker's warnings or errors.
     let no_kernel = syntax::no_kernel(&ast);
-    let (program, mut warnings) = check::check_file_warned(&ast, &options.defines)?;
-    warnings.splice(0..0, no_kernel);
-    Ok(Checked { program, warnings })
+    match check::check_file_warned(&ast, &options.defines) {
+        Ok((program, mut warnings)) => {
+            warnings.splice(0..0, no_kernel);
+            Ok(Checked { program, warnings })
+        }
+        Err(mut errors) => {
+            errors.splice(0..0, no_kernel);
+            Err(errors)
+        }
+    }
 }
 
 /// Compiles `text` (reported as `name`) as far as `options.emit` asks: the

@@ -1,34 +1,35 @@
-//! Golden diagnostics: every `tests/diagnostics/**/NAME.gph` is run through
-//! the front end and its diagnostics, rendered without colour, must equal
-//! `NAME.stderr` beside it. `BLESS=1 cargo test --test diagnostics` rewrites
-//! the expected files. Subfolders group the cases by stage (`syntax/`,
+//! Golden diagnostics: every `tests/golden/diagnostics/**/NAME.gph` is run
+//! through the front end and its diagnostics, rendered without colour, must
+//! equal `NAME.stderr` beside it. `BLESS=1 cargo test --test diagnostics`
+//! rewrites the expected files. Subfolders group the cases by stage (`syntax/`,
 //! `check/`); all are picked up.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 
-use graphene::check::{self, check_file};
+use graphene::check;
 use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
-use graphene::syntax::{codes, decode, no_kernel, parse_file};
+use graphene::compile::{self, Options};
+use graphene::syntax::{codes, decode};
+use support::golden::{self, Outcome};
 
 /// The front end: the text to render against and the diagnostics of one
-/// file, decoded, parsed and then checked.
+/// file, decoded, then parsed and checked by the driver.
 fn front_end(name: &str, bytes: &[u8]) -> (String, Vec<Diagnostic>) {
     let src = match decode(bytes) {
         Ok(src) => src,
         Err(undecodable) => return (undecodable.text, vec![undecodable.diagnostic]),
     };
-    let diagnostics = match parse_file(name, src) {
-        Ok(file) => no_kernel(&file)
-            .into_iter()
-            .chain(check_file(&file, &[]).err().unwrap_or_default())
-            .collect(),
+    let diagnostics = match compile::check(name, src, &Options::default()) {
+        Ok(checked) => checked.warnings,
         Err(diagnostics) => diagnostics,
     };
     (src.to_string(), diagnostics)
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics")
+    support::golden::dir("diagnostics")
 }
 
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -47,7 +48,7 @@ fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The case's name as shown in its diagnostics: its path under
-/// `tests/diagnostics`, with `/` separators on every platform.
+/// `tests/golden/diagnostics`, with `/` separators on every platform.
 fn display_name(path: &Path) -> String {
     let relative = path.strip_prefix(root()).expect("case under the root");
     relative
@@ -62,7 +63,6 @@ fn rendered_diagnostics_match_the_expected_files() {
     let mut paths = Vec::new();
     cases(&root(), &mut paths);
     assert!(paths.len() >= 40, "only {} cases found", paths.len());
-    let bless = std::env::var_os("BLESS").is_some_and(|value| value == "1");
     let mut mismatches = Vec::new();
     for path in &paths {
         let bytes = std::fs::read(path).expect("readable case");
@@ -72,12 +72,7 @@ fn rendered_diagnostics_match_the_expected_files() {
         let id = files.add(name.clone(), src.clone());
         let rendered = files.render(id, &diagnostics, ColorChoice::Never);
         let expected_path = path.with_extension("stderr");
-        if bless {
-            std::fs::write(&expected_path, &rendered).expect("writable expected file");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != rendered {
+        if let Outcome::Differs { expected } = golden::compare(&expected_path, &rendered) {
             mismatches.push((name, expected, rendered));
         }
     }

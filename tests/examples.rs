@@ -1,17 +1,17 @@
 //! The example kernels end to end: every `examples/*.gph` parses, checks and
-//! lowers; its PTX is pinned in `tests/golden_ptx/NAME.ptx` (`BLESS=1`
+//! lowers; its PTX is pinned in `tests/golden/ptx/NAME.ptx` (`BLESS=1`
 //! rewrites them); and it assembles with ptxas for every target of its
 //! `// targets:` line, without spills, its SASS holding every opcode of its
 //! `// sass:` line (on sm_70, which nvdisasm 13 cannot read, ptxas must link
 //! no emulation routine instead).
 
 mod ptx_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 
 use graphene::compile::{self, Options};
 use graphene::ptx::{Arch, Module};
-use pretty_assertions::assert_eq;
 
 /// One example and what its header promises.
 struct Example {
@@ -86,26 +86,16 @@ fn every_example_promises_targets_and_sass_opcodes() {
     }
 }
 
-/// Compares `text` with the golden file `name`, or rewrites it under BLESS=1.
-fn golden(name: &str, text: &str) -> Option<String> {
-    let path = root().join("tests/golden_ptx").join(name);
-    if std::env::var_os("BLESS").is_some_and(|value| value == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        return None;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing {} (run with BLESS=1)", path.display()));
-    (expected != text).then_some(expected)
+/// Compares `text` with the golden file `name` (see `support::golden`).
+fn golden(name: &str, text: &str) {
+    support::golden::check(&support::golden::dir("ptx").join(name), text);
 }
 
 #[test]
 fn example_ptx_matches_the_golden_files() {
     for example in examples() {
         let text = compile(&example, &Options::default()).to_ptx().unwrap();
-        if let Some(expected) = golden(&format!("{}.ptx", example.name), &text) {
-            assert_eq!(expected, text, "{} (BLESS=1 accepts)", example.name);
-        }
+        golden(&format!("{}.ptx", example.name), &text);
     }
 }
 
@@ -120,9 +110,7 @@ fn annotated_ptx_shows_each_source_line_above_its_instructions() {
         ..Options::default()
     };
     let text = compile(&example, &options).to_ptx().unwrap();
-    if let Some(expected) = golden("ldmatrix_move.annotated.ptx", &text) {
-        assert_eq!(expected, text, "BLESS=1 accepts");
-    }
+    golden("ldmatrix_move.annotated.ptx", &text);
     let statement = "%11 <- Move<<<#3, #4>>>(%10)";
     let line = 1 + example
         .source

@@ -15,6 +15,8 @@
 //! 4096 that satisfies the kernel's requirements.
 #![cfg(feature = "cuda")]
 
+mod support;
+
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -87,7 +89,7 @@ fn every_sm80_and_sm90_example_passes_its_check() {
         }
         Err(error) => {
             assert!(error.is_unavailable(), "{error}");
-            say(&format!("skipped: no CUDA device ({error}) [gpu_examples]"));
+            support::skip::skip("no CUDA device", &error.to_string());
             return;
         }
     };

@@ -6,7 +6,7 @@
 //! checking that the commands fail with that reason in one line.
 #![cfg(feature = "cuda")]
 
-use std::io::Write;
+mod support;
 
 use graphene::compile::{Compiled, Emit, Options, compile};
 use graphene::launch::{BenchOptions, CommandError, RunOptions, bench_file, run_file};
@@ -76,9 +76,7 @@ fn device_or_skip(test: &str) -> bool {
     assert!(text.starts_with("no CUDA"), "{text}");
     assert!(!text.contains('\n'), "one line: {text}");
     assert!(out.is_empty(), "nothing printed before the failure");
-    let line = format!("skipped: no CUDA device ({error}) [{test}]\n");
-    // Straight to the process's stderr: `eprintln!` would be captured.
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    support::skip::skip("no CUDA device", &error.to_string());
     false
 }
 

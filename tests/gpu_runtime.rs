@@ -1,9 +1,11 @@
 //! GPU tests of the runtime (feature `cuda`): load hand-written PTX, launch,
 //! check results. Without a driver or device each test writes
-//! `skipped: no CUDA device (<reason>)` to stderr (past the harness's output
-//! capture, so `scripts/test.sh` can count skips) and returns: the harness
+//! `skipped: no CUDA device (<reason>) [<test>]` to stderr (`support::skip`:
+//! past the harness's output capture, so `scripts/test.sh` counts it) and returns: the harness
 //! has no skip status, and a skip must never read as a silent pass.
 #![cfg(feature = "cuda")]
+
+mod support;
 
 use std::io::Write;
 
@@ -22,9 +24,7 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
     match Gpu::new() {
         Ok(gpu) => Some(gpu),
         Err(error) if error.is_unavailable() => {
-            let line = format!("skipped: no CUDA device ({error}) [{test}]\n");
-            // Straight to the process's stderr: `eprintln!` would be captured.
-            let _ = std::io::stderr().write_all(line.as_bytes());
+            support::skip::skip("no CUDA device", &error.to_string());
             None
         }
         Err(error) => panic!("{test}: {error}"),

@@ -1,10 +1,9 @@
 //! The written forms: printing and parsing round-trip in both notations,
 //! parse errors never panic, and a golden table pins the algebra's printed
-//! results (re-blessed with `BLESS=1`).
+//! results (`tests/golden/layout/`, rewritten with `BLESS=1`).
 
 mod layout_gen;
-
-use std::path::Path;
+mod support;
 
 use graphene::layout::{
     Layout, LayoutParseError, SwizzledLayout, Tiler, blocked_product, coalesce, complement,
@@ -110,7 +109,7 @@ fn run_case(op: &str, args: &[&str]) -> String {
 
 #[test]
 fn golden_algebra_table() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layout_golden");
+    let dir = support::golden::dir("layout");
     let input = std::fs::read_to_string(dir.join("algebra.txt")).unwrap();
     let mut actual = String::new();
     for line in input.lines() {
@@ -122,13 +121,7 @@ fn golden_algebra_table() {
         let result = run_case(parts[0], &parts[1..]);
         actual.push_str(&format!("{line}\n    => {result}\n"));
     }
-    let expected_path = dir.join("algebra.expected");
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::write(&expected_path, &actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&expected_path)
-        .unwrap_or_else(|_| panic!("{} is missing: run with BLESS=1", expected_path.display()));
-    assert_eq!(actual, expected);
+    support::golden::check(&dir.join("algebra.expected"), &actual);
 }
 
 #[test]

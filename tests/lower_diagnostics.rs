@@ -1,11 +1,13 @@
-//! Golden diagnostics of the lowering: every `tests/lower_diagnostics/NAME.gph`
-//! parses and checks clean, then fails to lower; its diagnostics, rendered
+//! Golden diagnostics of the lowering: every
+//! `tests/golden/lower_diagnostics/NAME.gph` parses and checks clean, then fails to lower; its diagnostics, rendered
 //! without colour, must equal `NAME.stderr` beside it (`BLESS=1` rewrites
 //! them). A first line `// arch: sm_XX` compiles for that target.
 //! Among them: deliberately unsupported specs, which must give the "no
 //! instruction matches" diagnostic (E0300) with its candidates.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::PathBuf;
 
 use graphene::compile::{Options, check, compile};
 use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
@@ -13,12 +15,12 @@ use graphene::lower::codes;
 use pretty_assertions::assert_eq;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lower_diagnostics")
+    support::golden::dir("lower_diagnostics")
 }
 
 fn cases() -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root())
-        .expect("tests/lower_diagnostics exists")
+        .expect("tests/golden/lower_diagnostics exists")
         .map(|entry| entry.expect("readable").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
         .collect();
@@ -49,9 +51,10 @@ fn diagnostics(name: &str, src: &str) -> Vec<Diagnostic> {
 fn lowering_diagnostics_match_the_expected_files() {
     let paths = cases();
     assert!(paths.len() >= 5, "only {} cases", paths.len());
-    let bless = std::env::var_os("BLESS").is_some_and(|value| value == "1");
     for path in paths {
         let src = std::fs::read_to_string(&path).expect("readable case");
+        // The name the pinned renderings show: where the cases lived when
+        // they were written, kept so that the expected files stay as they are.
         let name = format!(
             "tests/lower_diagnostics/{}",
             path.file_name().unwrap().to_string_lossy()
@@ -60,14 +63,7 @@ fn lowering_diagnostics_match_the_expected_files() {
         let mut files = SourceMap::new();
         let id = files.add(name.clone(), src.clone());
         let rendered = files.render(id, &found, ColorChoice::Never);
-        let expected_path = path.with_extension("stderr");
-        if bless {
-            std::fs::write(&expected_path, &rendered).expect("writable expected file");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path)
-            .unwrap_or_else(|_| panic!("missing {} (run with BLESS=1)", expected_path.display()));
-        assert_eq!(expected, rendered, "{name} (BLESS=1 accepts)");
+        support::golden::check(&path.with_extension("stderr"), &rendered);
     }
 }
 

@@ -7,6 +7,7 @@
 //! request reaching ptxas, in the configurations docs/performance.md lists.
 
 mod ptx_support;
+mod support;
 
 use graphene::compile::{Options, compile};
 use graphene::ptx::{Arch, Module};

@@ -7,6 +7,7 @@
 //! `mma.m16n8k16` n8 tile.
 
 mod ptx_support;
+mod support;
 
 use graphene::compile::{Options, compile};
 use graphene::ptx::{Arch, Module};

@@ -18,7 +18,7 @@ const SIZES: [&str; 10] = ["0", "1", "2", "3", "7", "8", "16", "64", "4096", "10
 fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts = Vec::new();
-    for dir in ["examples", "tests/lower_diagnostics"] {
+    for dir in ["examples", "tests/golden/lower_diagnostics"] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|entry| entry.unwrap().path())

@@ -6,6 +6,7 @@
 //! the specs the instruction cannot take are refused with the reason.
 
 mod ptx_support;
+mod support;
 
 use graphene::compile::{Options, check, compile};
 use graphene::diag::Diagnostic;

@@ -7,6 +7,7 @@
 //! cannot drop the instruction.
 
 mod ptx_support;
+mod support;
 
 use std::sync::Arc;
 

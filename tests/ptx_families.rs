@@ -4,6 +4,7 @@
 //! stack frame, and when the SASS lacks the opcode the family is for.
 
 mod ptx_support;
+mod support;
 
 use graphene::ptx::tools;
 use graphene::ptx::{

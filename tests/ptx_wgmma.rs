@@ -7,6 +7,7 @@
 //! refusals: any other target, and operands of the wrong shape.
 
 mod ptx_support;
+mod support;
 
 use graphene::ptx::tools;
 use graphene::ptx::{

@@ -1,9 +1,10 @@
-//! The writer's text, pinned by golden files in `tests/ptx_golden/` (one
+//! The writer's text, pinned by golden files in `tests/golden/ptx_writer/` (one
 //! `.ptx` per module built below; `BLESS=1 cargo test --test ptx_writer`
 //! rewrites them), plus its rules: determinism, register declarations from
 //! use, target selection, and errors instead of bad text.
 
 mod ptx_support;
+mod support;
 
 use graphene::ptx::{
     Arch, EntryBuilder, Guard, Module, Operand, ParamType, PtxError, RegClass, imm,
@@ -13,13 +14,10 @@ use ptx_support::{check_module, lowest_arch_for, tools_available};
 
 fn golden(name: &str, module: &Module) {
     let text = module.to_ptx().unwrap_or_else(|error| panic!("{error}"));
-    let path = format!("{}/tests/ptx_golden/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var("BLESS").is_ok_and(|value| value == "1") {
-        std::fs::write(&path, &text).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("{path}: {error} (run with BLESS=1 to create it)"));
-    assert_eq!(expected, text, "{path} differs (BLESS=1 regenerates)");
+    support::golden::check(
+        &support::golden::dir("ptx_writer").join(format!("{name}.ptx")),
+        &text,
+    );
     // The pinned text must also be PTX that ptxas accepts, as is.
     if tools_available() {
         let target = module.target().unwrap();

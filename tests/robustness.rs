@@ -3,13 +3,15 @@
 //! whose spans lie inside the input, and every input the parser accepts
 //! prints to text that parses back to the same tree.
 //!
-//! Inputs (seeded, deterministic; about 118,000 per run): 45,000 random
+//! Inputs (seeded, deterministic; about 290,000 per run): 45,000 random
 //! byte strings, 45,000 random token soups over the grammar's vocabulary,
-//! every truncation of every corpus file (about 7,000), and single-token
+//! every truncation of every corpus file (about 55,000), and single-token
 //! mutations (delete, duplicate, swap with the next, replace with a
-//! vocabulary token) of every corpus file (about 22,000).
+//! vocabulary token) of every corpus file (about 143,000).
 //! The corpus is the examples, the golden diagnostic cases and the programs
-//! below.
+//! below. Each test also asserts how far its inputs got — refused by the
+//! parser, refused by the checker, accepted — so that the contract is
+//! checked at the stages the test is about.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -213,8 +215,8 @@ fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for dir in [
         "examples",
-        "tests/diagnostics/syntax",
-        "tests/diagnostics/check",
+        "tests/golden/diagnostics/syntax",
+        "tests/golden/diagnostics/check",
     ] {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("corpus folder")
@@ -231,12 +233,32 @@ fn corpus() -> Vec<String> {
     texts
 }
 
-/// Runs the front end on `src` and checks the contract; returns a
-/// description of the violation, if any.
-fn violation(src: &str) -> Option<String> {
+/// How far an input that kept the contract got through the front end.
+#[derive(Clone, Copy)]
+enum Reached {
+    /// The parser rejected it, with diagnostics inside the input.
+    Parser,
+    /// It parsed and printed back; the checker rejected it, with diagnostics.
+    Checker,
+    /// The whole front end accepted it, and it printed back.
+    Accepted,
+}
+
+/// How many inputs ended at each stage: what the contract was checked on.
+#[derive(Debug, Default)]
+struct Tally {
+    parser: usize,
+    checker: usize,
+    accepted: usize,
+}
+
+/// Runs the front end on `src` and checks the contract; how far the input
+/// got, or a description of the violation.
+fn verdict(src: &str) -> Result<Reached, String> {
     let outcome = match catch_unwind(AssertUnwindSafe(|| run_front_end(src))) {
         Ok(outcome) => outcome,
-        Err(_) => return Some("panicked".to_string()),
+        // The panic's own message went to this test's captured output.
+        Err(_) => return Err("panicked".to_string()),
     };
     let rejected = |diagnostics: &[Diagnostic]| -> Option<String> {
         if diagnostics.is_empty() {
@@ -253,8 +275,9 @@ fn violation(src: &str) -> Option<String> {
                 (!inside).then(|| format!("span {span} outside the input of {} bytes", src.len()))
             })
     };
+    let broken = |problem: Option<String>, reached| problem.map_or(Ok(reached), Err);
     match outcome {
-        Outcome::Unparsed(diagnostics) => rejected(&diagnostics),
+        Outcome::Unparsed(diagnostics) => broken(rejected(&diagnostics), Reached::Parser),
         Outcome::Parsed(file, checked) => {
             let text = print_file(&file);
             let round_trip = match parse_file("fuzz.gph", &text) {
@@ -266,32 +289,45 @@ fn violation(src: &str) -> Option<String> {
                     "accepted, but its printed form is rejected:\n{text}"
                 )),
             };
-            round_trip.or_else(|| checked.err().and_then(|diagnostics| rejected(&diagnostics)))
+            match checked {
+                Ok(()) => broken(round_trip, Reached::Accepted),
+                Err(diagnostics) => broken(
+                    round_trip.or_else(|| rejected(&diagnostics)),
+                    Reached::Checker,
+                ),
+            }
         }
     }
 }
 
-/// Checks every input, and fails with the first few violations.
-fn check_all(inputs: impl IntoIterator<Item = String>, at_least: usize) {
-    // Panics are caught and reported below; keep their messages out of the
-    // way of the report.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let mut count = 0;
+/// The violation of the contract by `src`, if any.
+fn violation(src: &str) -> Option<String> {
+    verdict(src).err()
+}
+
+/// Checks every input, failing with the first few violations; how far the
+/// inputs got, so that each test can show its inputs reach the stages it
+/// is about (a fuzzer whose inputs all stop at the first token checks
+/// little).
+fn check_all(inputs: impl IntoIterator<Item = String>) -> Tally {
+    let mut tally = Tally::default();
     let mut failures = Vec::new();
     for input in inputs {
-        count += 1;
-        if let Some(problem) = violation(&input) {
-            failures.push(format!("{problem}\ninput: {input:?}"));
-            if failures.len() >= 5 {
-                break;
+        match verdict(&input) {
+            Ok(Reached::Parser) => tally.parser += 1,
+            Ok(Reached::Checker) => tally.checker += 1,
+            Ok(Reached::Accepted) => tally.accepted += 1,
+            Err(problem) => {
+                failures.push(format!("{problem}\ninput: {input:?}"));
+                if failures.len() >= 5 {
+                    break;
+                }
             }
         }
     }
-    std::panic::set_hook(previous);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    println!("{count} inputs checked");
-    assert!(count >= at_least, "only {count} inputs");
+    println!("{tally:?}");
+    tally
 }
 
 #[test]
@@ -311,7 +347,9 @@ fn random_bytes() {
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     });
-    check_all(inputs, 45_000);
+    let tally = check_all(inputs);
+    // Almost all are refused by the parser, which is the contract's point here.
+    assert!(tally.parser > 0, "{tally:?}");
 }
 
 #[test]
@@ -324,7 +362,12 @@ fn token_soups() {
             .collect::<Vec<_>>()
             .join(" ")
     });
-    check_all(inputs, 45_000);
+    let tally = check_all(inputs);
+    // Soups over the grammar's words get past the parser to the checker too.
+    assert!(
+        tally.parser > 0 && tally.checker > 0 && tally.accepted > 0,
+        "{tally:?}"
+    );
 }
 
 #[test]
@@ -337,7 +380,11 @@ fn every_truncation_of_the_corpus() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    check_all(inputs, 5_000);
+    let tally = check_all(inputs);
+    assert!(
+        tally.parser > 0 && tally.checker > 0 && tally.accepted > 0,
+        "{tally:?}"
+    );
 }
 
 #[test]
@@ -373,7 +420,11 @@ fn single_token_mutations_of_the_corpus() {
             }
         }
     }
-    check_all(inputs, 20_000);
+    let tally = check_all(inputs);
+    assert!(
+        tally.parser > 0 && tally.checker > 0 && tally.accepted > 0,
+        "{tally:?}"
+    );
 }
 
 /// Inputs far deeper than any program: refused with a diagnostic, not a
@@ -469,7 +520,9 @@ fn extreme_integers_in_checked_programs() {
             }
         }
     }
-    check_all(inputs, 500);
+    let tally = check_all(inputs);
+    // Each edge value parses; the checker refuses some and accepts others.
+    assert!(tally.checker > 0 && tally.accepted > 0, "{tally:?}");
 }
 
 /// Loops nested as deep as the parser allows, each bounded by the one

@@ -1,14 +1,14 @@
 //! Golden files for index-expression simplification: each
-//! `tests/simplify_golden/NAME.txt` lists facts and expressions; beside it
+//! `tests/golden/simplify/NAME.txt` lists facts and expressions; beside it
 //! `NAME.out` pins, per expression, its simplified and strength-reduced
 //! forms, node counts and analyses. `BLESS=1 cargo test --test
 //! simplify_golden` rewrites the `.out` files. Every pinned rewrite is also
 //! checked by evaluation on the assignments the facts allow.
 
 mod simplify_support;
+mod support;
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use graphene::expr::Expr;
 use graphene::index::analysis::analyze;
@@ -93,10 +93,9 @@ fn report(input: &str) -> String {
 
 #[test]
 fn golden_files_match() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/simplify_golden");
-    let bless = std::env::var("BLESS").is_ok_and(|value| value == "1");
+    let dir = support::golden::dir("simplify");
     let mut inputs: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/simplify_golden exists")
+        .expect("tests/golden/simplify exists")
         .map(|entry| entry.expect("readable directory").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
         .collect();
@@ -105,22 +104,6 @@ fn golden_files_match() {
     for input in inputs {
         let text = std::fs::read_to_string(&input).expect("readable input");
         let actual = report(&text);
-        let expected_path = input.with_extension("out");
-        if bless {
-            std::fs::write(&expected_path, &actual).expect("writable golden file");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|error| {
-            panic!(
-                "{}: {error} (run with BLESS=1 to create it)",
-                expected_path.display()
-            )
-        });
-        assert_eq!(
-            expected,
-            actual,
-            "{} differs (BLESS=1 regenerates)",
-            expected_path.display()
-        );
+        support::golden::check(&input.with_extension("out"), &actual);
     }
 }

@@ -1,7 +1,7 @@
 //! The index patterns that matter to the lowering, asserted one by one:
 //! the seed's thread groups and GEMM addresses, swizzled `ldmatrix`
 //! addresses, alignment proofs for vector accesses, and the cases where a
-//! rule must *not* fire. (The golden file `tests/simplify_golden` pins the
+//! rule must *not* fire. (The golden file `tests/golden/simplify` pins the
 //! printed forms of many more.)
 
 mod simplify_support;

@@ -1,11 +1,11 @@
 //! Golden drawings of the `viz` module: the figures of the Graphene paper
 //! (seed 000 §2–4), the instruction fragments, the bank view of an fp16
 //! tile before and after its swizzle, elision and colour. Each test pins its
-//! output in `tests/viz_golden/NAME.txt` (the input is the code of the test;
+//! output in `tests/golden/viz/NAME.txt` (the input is the code of the test;
 //! each drawing's caption names it). `BLESS=1 cargo test --test viz_golden`
 //! rewrites the files.
 
-use std::path::PathBuf;
+mod support;
 
 use graphene::layout::{
     Layout, Swizzle, SwizzledLayout, Tiled, Tiler, int_tuple::flat, reshape, tile,
@@ -17,15 +17,10 @@ use graphene::viz::{
 use pretty_assertions::assert_eq;
 
 fn check(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/viz_golden")
-        .join(format!("{name}.txt"));
-    if std::env::var("BLESS").is_ok_and(|value| value == "1") {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("{}: {error} (BLESS=1 creates it)", path.display()));
-    assert_eq!(expected, actual, "{name} differs (BLESS=1 regenerates)");
+    support::golden::check(
+        &support::golden::dir("viz").join(format!("{name}.txt")),
+        actual,
+    );
 }
 
 fn layout(text: &str) -> Layout {

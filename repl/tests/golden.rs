@@ -1,11 +1,14 @@
-//! Golden transcripts: each `tests/golden/NAME.repl` is a script typed into
+//! Golden transcripts: each `tests/golden/repl/NAME.repl` (in the workspace's
+//! golden tree) is a script typed into
 //! a fresh session (64 columns, no colour: the form used off a terminal);
 //! its transcript — each input after `> ` (continuation lines after `. `),
 //! then what it printed, diagnostics included — is pinned in
-//! `tests/golden/NAME.out`. `BLESS=1 cargo test -p graphene-repl --test
+//! `tests/golden/repl/NAME.out`. `BLESS=1 cargo test -p graphene-repl --test
 //! golden` rewrites the expected files.
 
-use std::path::PathBuf;
+// The workspace's one golden harness, shared with the library's tests.
+#[path = "../../tests/support/mod.rs"]
+mod support;
 
 use graphene::viz::Style;
 use graphene_repl::input::split;
@@ -40,18 +43,12 @@ fn transcript(script: &str, name: &str) -> String {
 }
 
 fn check(name: &str) {
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let folder = support::golden::dir("repl");
     let script_path = folder.join(format!("{name}.repl"));
     let script = std::fs::read_to_string(&script_path)
         .unwrap_or_else(|e| panic!("{}: {e}", script_path.display()));
     let actual = transcript(&script, &format!("{name}.repl"));
-    let expected_path = folder.join(format!("{name}.out"));
-    if std::env::var("BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&expected_path, &actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&expected_path)
-        .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 creates it)", expected_path.display()));
-    assert_eq!(expected, actual, "{name} differs (BLESS=1 regenerates)");
+    support::golden::check(&folder.join(format!("{name}.out")), &actual);
 }
 
 macro_rules! golden {
@@ -81,7 +78,7 @@ golden!(
 /// Every golden script is listed above (a new file cannot be forgotten).
 #[test]
 fn every_script_has_a_test() {
-    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let folder = support::golden::dir("repl");
     let mut scripts: Vec<String> = std::fs::read_dir(&folder)
         .unwrap()
         .filter_map(|entry| {

@@ -63,9 +63,15 @@ fn a_vector_copy_is_two_16_byte_accesses() {
     assert!(text.contains("st.global.v4.b32 [%rd"), "{text}");
 }
 
+/// The integration tests' way of skipping visibly, included rather than
+/// shipped in the library.
+#[path = "../../tests/support/skip.rs"]
+mod skip;
+
 /// Assembles `text` with ptxas when it is available (required when
-/// `GRAPHENE_REQUIRE_PTXAS=1`), failing on errors, warnings and spills.
-fn assembles(text: &str, arch: crate::ptx::Arch) {
+/// `GRAPHENE_REQUIRE_PTXAS=1`), failing on errors, warnings and spills;
+/// ptxas's result, or `None` after the skip line.
+fn assembles(text: &str, arch: crate::ptx::Arch) -> Option<crate::ptx::tools::Assembly> {
     match crate::ptx::tools::assemble(text, arch) {
         Ok(assembly) => {
             assert!(
@@ -76,11 +82,11 @@ fn assembles(text: &str, arch: crate::ptx::Arch) {
             for report in &assembly.entries {
                 assert!(!report.uses_local_memory(), "{report:?}");
             }
+            Some(assembly)
         }
-        Err(crate::ptx::tools::ToolError::NotFound { .. })
-            if std::env::var("GRAPHENE_REQUIRE_PTXAS").as_deref() != Ok("1") =>
-        {
-            println!("skipped: ptxas not found");
+        Err(error @ crate::ptx::tools::ToolError::NotFound { .. }) => {
+            skip::skip_without_tools(&error.to_string());
+            None
         }
         Err(error) => panic!("{error}\n{text}"),
     }
@@ -170,11 +176,19 @@ fn equal_subexpressions_are_computed_once() {
     assembles(&text, crate::ptx::Arch::Sm80);
 }
 
-/// The SASS opcodes of `text` for `arch`, when ptxas and nvdisasm exist.
+/// The SASS opcodes of `text` for `arch`, or `None` after the skip line
+/// when ptxas or nvdisasm is missing (a failure when they are required).
+/// Any other failure of either tool fails the test.
 fn sass(text: &str, arch: crate::ptx::Arch) -> Option<Vec<String>> {
-    assembles(text, arch);
-    let assembly = crate::ptx::tools::assemble(text, arch).ok()?;
-    let opcodes = crate::ptx::tools::sass_opcodes(&assembly.cubin, arch).ok()?;
+    let assembly = assembles(text, arch)?;
+    let opcodes = match crate::ptx::tools::sass_opcodes(&assembly.cubin, arch) {
+        Ok(opcodes) => opcodes,
+        Err(error @ crate::ptx::tools::ToolError::NotFound { .. }) => {
+            skip::skip_without_tools(&error.to_string());
+            return None;
+        }
+        Err(error) => panic!("{error}\n{text}"),
+    };
     Some(
         opcodes
             .iter()

@@ -1,5 +1,6 @@
 //! Support code shared by the `ptx_*` integration tests: finding the NVIDIA tools
-//! (or skipping loudly), and assembling a module with every check the
+//! (or skipping loudly, through `support::skip`, which every crate including
+//! this module also includes), and assembling a module with every check the
 //! project makes of emitted PTX.
 
 #![allow(dead_code)] // each test file uses a different part
@@ -7,15 +8,11 @@
 use graphene::ptx::tools::{self, Assembly, ToolError, opcode_matches};
 use graphene::ptx::{Arch, Module, Sm};
 
-/// Whether the environment demands the tools (`GRAPHENE_REQUIRE_PTXAS=1`,
-/// set by `scripts/test.sh`).
-pub fn tools_required() -> bool {
-    std::env::var("GRAPHENE_REQUIRE_PTXAS").is_ok_and(|value| value == "1")
-}
+use crate::support::skip::skip_without_tools;
 
-/// `true` when ptxas and nvdisasm are available. Otherwise prints why the
-/// test is skipped and returns `false` — or panics when the tools are
-/// required.
+/// `true` when ptxas and nvdisasm are available. Otherwise writes the skip
+/// line and returns `false` — or panics when the tools are required
+/// (`GRAPHENE_REQUIRE_PTXAS=1`).
 pub fn tools_available() -> bool {
     let missing: Vec<String> = [tools::ptxas_path(), tools::nvdisasm_path()]
         .into_iter()
@@ -25,12 +22,7 @@ pub fn tools_available() -> bool {
     if missing.is_empty() {
         return true;
     }
-    let reason = missing.join("; ");
-    assert!(
-        !tools_required(),
-        "GRAPHENE_REQUIRE_PTXAS=1 but {reason}; run `source scripts/nvidia-tools.sh`"
-    );
-    println!("skipped: {reason}");
+    skip_without_tools(&missing.join("; "));
     false
 }
 
