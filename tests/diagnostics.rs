@@ -9,8 +9,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use graphene::check;
-use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
 use graphene::compile::{self, Options};
+use graphene::diag::{ColorChoice, Diagnostic, SourceMap};
 use graphene::syntax::{codes, decode};
 use support::golden::{self, Outcome};
 

@@ -281,8 +281,11 @@ mod tests {
         );
     }
 
+    /// The bounded search finds the near candidate of a 10 MB name among
+    /// 20k others (its time is measured by a benchmark over generated
+    /// inputs, not asserted here: a timed test fails on a loaded machine).
     #[test]
-    fn a_huge_name_against_many_candidates_is_fast() {
+    fn a_huge_name_against_many_candidates_finds_the_near_one() {
         let huge = "x".repeat(10 * 1024 * 1024);
         let names: Vec<String> = (0..20_000).map(|i| format!("name_{i}")).collect();
         let mut candidates: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -292,15 +295,9 @@ mod tests {
         let far = "y".repeat(huge.len());
         candidates.push(&far);
         candidates.push(&near);
-        let start = std::time::Instant::now();
         let found = closest(&huge, candidates.iter().copied(), Case::Sensitive, |_| {
             huge.len() / 3
         });
-        let elapsed = start.elapsed();
         assert_eq!(found, Some(near.as_str()));
-        assert!(
-            elapsed < std::time::Duration::from_secs(1),
-            "took {elapsed:?}"
-        );
     }
 }
