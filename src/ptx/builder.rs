@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use super::catalogue::Catalogue;
 use super::error::PtxError;
+use super::identifier::check_identifier;
 use super::module::{DynamicShared, Entry, Instruction, Param, ParamType, SharedArray, Statement};
 use super::operand::{Guard, Label, Operand, Reg, RegClass, Space, Symbol};
 
@@ -318,19 +319,4 @@ fn check_align(align: Option<u32>) -> Result<u32, PtxError> {
         });
     }
     Ok(align)
-}
-
-/// Checks that `name` is an identifier the writer may emit as is.
-pub fn check_identifier(what: &'static str, name: &str) -> Result<(), PtxError> {
-    let mut chars = name.chars();
-    let valid = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        Err(PtxError::BadName {
-            what,
-            name: name.to_string(),
-        })
-    }
 }
