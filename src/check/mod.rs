@@ -45,6 +45,7 @@ use env::{Checker, ConstEntry};
 
 pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
 pub use groups::MAX_BLOCK_SIZE;
+pub use occupancy::registers_per_thread;
 pub use session::{Session, Shown};
 pub use symbolic::constant_layout;
 

@@ -99,6 +99,25 @@ impl Instruction {
         regs
     }
 
+    /// A lower bound on the 32-bit registers per thread ptxas needs to
+    /// assemble it: the distinct registers it names (a 64-bit one counts
+    /// twice, predicates not at all: they have their own file), plus what
+    /// its template [reserves](super::Template::reserves).
+    pub fn registers_needed(&self) -> u32 {
+        let mut distinct = self.registers();
+        distinct.sort_by_key(|reg| (reg.class.index(), reg.number));
+        distinct.dedup();
+        let named: u32 = distinct
+            .iter()
+            .map(|reg| match reg.class {
+                RegClass::Pred => 0,
+                RegClass::B16 | RegClass::F16 | RegClass::B32 | RegClass::F32 => 1,
+                RegClass::B64 => 2,
+            })
+            .sum();
+        named + self.template.reserves
+    }
+
     /// The registers it writes (operands of written slots).
     pub fn defs(&self) -> Vec<Reg> {
         self.template
@@ -156,6 +175,14 @@ impl Entry {
             Statement::Instruction(instruction) => Some(instruction),
             Statement::Label(_) | Statement::Comment(_) => None,
         })
+    }
+
+    /// The instruction needing the most registers per thread, with that
+    /// number ([`Instruction::registers_needed`]); `None` for an empty body.
+    pub fn register_floor(&self) -> Option<(&Instruction, u32)> {
+        self.instructions()
+            .map(|instruction| (instruction, instruction.registers_needed()))
+            .max_by_key(|(_, needed)| *needed)
     }
 
     /// For each register class, one more than the highest register number
