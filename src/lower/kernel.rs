@@ -239,7 +239,11 @@ fn declare_shared(
 ) -> Result<(), LowerError> {
     if plan.dynamic {
         let align = plan.slots.iter().map(|slot| slot.align).max();
-        out.dynamic_shared(&plan.dynamic_array, align.unwrap_or(SLICE_ALIGN))?;
+        out.dynamic_shared(
+            &plan.dynamic_array,
+            align.unwrap_or(SLICE_ALIGN),
+            plan.total,
+        )?;
     }
     for slot in &plan.slots {
         if !plan.dynamic {

@@ -54,12 +54,8 @@ pub struct SharedPlan {
 /// The most shared memory one block may use on `arch` (opting in to the
 /// large carve-out); without an architecture, the largest of the targets.
 pub fn shared_limit(arch: Option<Arch>) -> u64 {
-    match arch {
-        Some(Arch::Sm70) => 96 * 1024,
-        Some(Arch::Sm80) => 163 * 1024,
-        Some(Arch::Sm86 | Arch::Sm89) => 99 * 1024,
-        Some(Arch::Sm90 | Arch::Sm90a) | None => 227 * 1024,
-    }
+    let sm = arch.map_or(Arch::Sm90.sm(), Arch::sm);
+    crate::ptx::target::shared_limit(sm)
 }
 
 /// Plans the shared buffers of `kernel`; `taken` holds the names already

@@ -140,8 +140,14 @@ impl<'c> EntryBuilder<'c> {
         })
     }
 
-    /// Declares the entry's dynamic shared array (at most one).
-    pub fn dynamic_shared(&mut self, name: &str, align: Option<u32>) -> Result<Symbol, PtxError> {
+    /// Declares the entry's dynamic shared array (at most one), of `bytes`
+    /// bytes at launch.
+    pub fn dynamic_shared(
+        &mut self,
+        name: &str,
+        align: Option<u32>,
+        bytes: u32,
+    ) -> Result<Symbol, PtxError> {
         if let Some(existing) = &self.entry.dynamic_shared {
             return Err(PtxError::BadValue {
                 what: "dynamic shared memory",
@@ -153,6 +159,7 @@ impl<'c> EntryBuilder<'c> {
         self.entry.dynamic_shared = Some(DynamicShared {
             name: name.to_string(),
             align,
+            bytes,
         });
         Ok(Symbol {
             name: name.to_string(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::error::PtxError;
 use super::operand::{Guard, Label, Operand, Reg, RegClass};
-use super::target::{Arch, Requirement, Target, resolve_target};
+use super::target::{Arch, Requirement, Target, raise_for_shared, resolve_target};
 use super::template::Template;
 
 /// The type of a kernel parameter (the kernel ABI uses only these two).
@@ -65,6 +65,8 @@ pub struct DynamicShared {
     pub name: String,
     /// Alignment in bytes.
     pub align: u32,
+    /// Bytes a launch must pass for it (the PTX declares it unsized).
+    pub bytes: u32,
 }
 
 /// One instantiated catalogue template, optionally guarded.
@@ -177,6 +179,17 @@ impl Entry {
         })
     }
 
+    /// Shared memory one block of it uses: its static arrays and its
+    /// dynamic one.
+    pub fn shared_bytes(&self) -> u64 {
+        let fixed: u64 = self.shared.iter().map(|array| u64::from(array.bytes)).sum();
+        fixed
+            + self
+                .dynamic_shared
+                .as_ref()
+                .map_or(0, |d| u64::from(d.bytes))
+    }
+
     /// The instruction needing the most registers per thread, with that
     /// number ([`Instruction::registers_needed`]); `None` for an empty body.
     pub fn register_floor(&self) -> Option<(&Instruction, u32)> {
@@ -259,6 +272,11 @@ impl Module {
             .iter()
             .flat_map(Entry::instructions)
             .map(|instruction| (instruction.name(), instruction.requirement()));
-        resolve_target(requirements, self.requested)
+        let shared = self.entries.iter().map(Entry::shared_bytes).max();
+        let target = resolve_target(requirements, self.requested)?;
+        Ok(match (self.requested, shared) {
+            (None, Some(bytes)) => raise_for_shared(target, bytes),
+            (Some(_), _) | (None, None) => target,
+        })
     }
 }
