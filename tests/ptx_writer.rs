@@ -148,7 +148,7 @@ fn tile_kernels() -> Module {
 
     let mut copy = EntryBuilder::new("dynamic_copy").unwrap();
     let src = copy.param("src", ParamType::U64).unwrap();
-    let dynamic = copy.dynamic_shared("dynamic_smem", None).unwrap();
+    let dynamic = copy.dynamic_shared("dynamic_smem", None, 4096).unwrap();
     let [tid, base, slot, value] = [(); 4].map(|_| copy.reg(RegClass::B32));
     let first = copy.reg(RegClass::Pred);
     let [raw, global] = [(); 2].map(|_| copy.reg(RegClass::B64));
@@ -283,7 +283,7 @@ fn builder_rejects_what_would_write_bad_ptx() {
 fn entries_and_dynamic_arrays_share_the_module_namespace() {
     let mut module = Module::new(None);
     let mut first = EntryBuilder::new("k").unwrap();
-    first.dynamic_shared("smem", None).unwrap();
+    first.dynamic_shared("smem", None, 1024).unwrap();
     module.add_entry(first.finish().unwrap()).unwrap();
     let second = EntryBuilder::new("k").unwrap().finish().unwrap();
     assert!(matches!(
@@ -291,7 +291,7 @@ fn entries_and_dynamic_arrays_share_the_module_namespace() {
         Err(PtxError::DuplicateName { what: "entry", .. })
     ));
     let mut third = EntryBuilder::new("k2").unwrap();
-    third.dynamic_shared("smem", None).unwrap();
+    third.dynamic_shared("smem", None, 1024).unwrap();
     assert!(matches!(
         module.add_entry(third.finish().unwrap()),
         Err(PtxError::DuplicateName { .. })

@@ -17,6 +17,10 @@ pub const WRONG_KIND: &str = "E0203";
 /// A `--define NAME=…` that names no `const` of the file.
 pub const UNKNOWN_DEFINE: &str = "E0204";
 
+/// A kernel named with a name PTX reserves (`WARP_SZ`): the kernel is the
+/// PTX entry of that name, which `ptxas` refuses.
+pub const RESERVED_NAME: &str = "E0205";
+
 /// A runtime value where a compile-time constant is required.
 pub const NOT_CONSTANT: &str = "E0210";
 /// Division by zero or 64-bit overflow while folding constants.
@@ -115,12 +119,13 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 44] = [
+pub const ALL: [&str; 45] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
     WRONG_KIND,
     UNKNOWN_DEFINE,
+    RESERVED_NAME,
     NOT_CONSTANT,
     BAD_ARITHMETIC,
     INEXACT_DIVISION,

@@ -39,12 +39,14 @@ use std::collections::BTreeMap;
 
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Program};
-use crate::syntax::ast::{ConstDef, File, Item};
+use crate::ptx::identifier::is_reserved;
+use crate::syntax::ast::{ConstDef, File, Item, Name};
 
 use env::{Checker, ConstEntry};
 
 pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
 pub use groups::MAX_BLOCK_SIZE;
+pub use occupancy::registers_per_thread;
 pub use session::{Session, Shown};
 pub use symbolic::constant_layout;
 
@@ -124,6 +126,9 @@ pub fn check_file_warned(
                         .with_help(format!("rename one of them, e.g. `{}_2`", kernel.name.text)),
                     );
                 }
+                if is_reserved(&kernel.name.text) {
+                    diags.push(reserved_kernel_name(&kernel.name));
+                }
                 kernel_names.insert(kernel.name.text.clone(), kernel.name.span);
                 kernels.extend(checked.ok());
             }
@@ -134,6 +139,19 @@ pub fn check_file_warned(
         return Err(diags);
     }
     Ok((Program { kernels }, diags))
+}
+
+/// A kernel is the PTX entry of its name, its public name for launchers, so
+/// a name `ptxas` refuses is an error rather than a silent rename.
+fn reserved_kernel_name(name: &Name) -> Diagnostic {
+    Diagnostic::error(
+        codes::RESERVED_NAME,
+        format!("a kernel named `{}`, a name PTX reserves", name.text),
+        name.span,
+    )
+    .with_label("ptxas refuses this as an entry name")
+    .with_note("each kernel becomes a PTX entry of that name")
+    .with_help(format!("rename the kernel, e.g. `{}_kernel`", name.text))
 }
 
 fn unknown_define(name: &str, value: i64, consts: &[(usize, &ConstDef)]) -> Diagnostic {

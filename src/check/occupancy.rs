@@ -20,6 +20,24 @@ pub const REGISTERS_PER_SM: i64 = 65536;
 /// Registers one thread may use.
 pub const REGISTERS_PER_THREAD: i64 = 255;
 
+/// Registers are allocated to a thread in multiples of this many.
+pub const REGISTER_GRANULE: i64 = 8;
+
+/// The registers per thread an occupancy request leaves a block of
+/// `block_size` threads, as ptxas computes it: `max_registers`, and for
+/// `min_blocks_per_sm` the SM's register file shared by that many blocks,
+/// rounded down to the allocation granule; at most 255. `None` when the
+/// request sets no limit.
+pub fn registers_per_thread(occupancy: ir::Occupancy, block_size: u32) -> Option<u32> {
+    let by_blocks = occupancy.min_blocks_per_sm.map(|blocks| {
+        let share = REGISTERS_PER_SM / (i64::from(blocks) * i64::from(block_size.max(1)));
+        share / REGISTER_GRANULE * REGISTER_GRANULE
+    });
+    let by_cap = occupancy.max_registers.map(i64::from);
+    let limit = by_blocks.into_iter().chain(by_cap).min()?;
+    Some(limit.min(REGISTERS_PER_THREAD) as u32)
+}
+
 impl Checker {
     /// The kernel's occupancy request; `block_size` is the threads per
     /// block when the launch is known. Reports every bad attribute.
@@ -147,5 +165,25 @@ mod tests {
             check("(min_blocks_per_sm = 16, max_registers = -1)"),
             Err(vec!["E0271".into(), "E0270".into()])
         );
+    }
+
+    #[test]
+    fn the_register_budget_is_the_sm_share_rounded_to_the_granule() {
+        use super::registers_per_thread;
+        use crate::ir::Occupancy;
+        let blocks = |n| Occupancy {
+            min_blocks_per_sm: Some(n),
+            max_registers: None,
+        };
+        assert_eq!(registers_per_thread(Occupancy::default(), 256), None);
+        assert_eq!(registers_per_thread(blocks(1), 256), Some(255));
+        assert_eq!(registers_per_thread(blocks(2), 256), Some(128));
+        // 65536 / 768 = 85.3: ptxas allocates 80.
+        assert_eq!(registers_per_thread(blocks(3), 256), Some(80));
+        let both = Occupancy {
+            min_blocks_per_sm: Some(2),
+            max_registers: Some(100),
+        };
+        assert_eq!(registers_per_thread(both, 256), Some(100));
     }
 }

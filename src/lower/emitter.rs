@@ -203,10 +203,15 @@ impl<'c> Emitter<'c> {
             .map_err(|error| self.ptx_error(error))
     }
 
-    /// Declares the dynamic shared array aligned to `align` bytes.
-    pub fn dynamic_shared(&mut self, name: &str, align: u32) -> Result<Symbol, LowerError> {
+    /// Declares the dynamic shared array of `bytes` bytes aligned to `align`.
+    pub fn dynamic_shared(
+        &mut self,
+        name: &str,
+        align: u32,
+        bytes: u32,
+    ) -> Result<Symbol, LowerError> {
         self.builder
-            .dynamic_shared(name, Some(align))
+            .dynamic_shared(name, Some(align), bytes)
             .map_err(|error| self.ptx_error(error))
     }
 

@@ -16,6 +16,9 @@ pub mod codes {
     pub const SHARED_MEMORY: &str = "E0302";
     /// A kernel that unrolls to more instructions than the lowering emits.
     pub const TOO_LARGE: &str = "E0303";
+    /// Occupancy attributes that leave fewer registers per thread than an
+    /// instruction of the kernel needs.
+    pub const REGISTERS: &str = "E0305";
     /// The PTX model refused something the lowering built: a compiler bug.
     pub const INTERNAL: &str = "E0304";
 }
@@ -94,6 +97,20 @@ pub enum LowerError {
         /// The budget that was exceeded.
         limit: usize,
     },
+    /// The occupancy attributes leave fewer registers per thread than an
+    /// instruction needs (ptxas would refuse it).
+    Registers {
+        /// The kernel.
+        span: Span,
+        /// Registers per thread the attributes leave.
+        budget: u32,
+        /// Registers per thread the instruction needs at least.
+        needed: u32,
+        /// The instruction's catalogue name.
+        instruction: String,
+        /// The attributes as written, e.g. `min_blocks_per_sm = 2`.
+        attributes: String,
+    },
     /// The PTX model refused an instruction or declaration.
     Ptx {
         /// The statement being lowered.
@@ -148,6 +165,28 @@ impl LowerError {
             .with_label("in this kernel")
             .with_note("loops whose bodies index register tensors are unrolled completely")
             .with_help("index register tensors with fewer loop iterations, or use larger tiles"),
+            LowerError::Registers {
+                span,
+                budget,
+                needed,
+                instruction,
+                attributes,
+            } => Diagnostic::error(
+                codes::REGISTERS,
+                format!(
+                    "`{attributes}` leaves {budget} registers per thread; `{instruction}` needs \
+                     at least {needed}"
+                ),
+                *span,
+            )
+            .with_label("in this kernel")
+            .with_note(
+                "a block's registers per thread are 65536 / (blocks per SM × threads per block), \
+                 rounded down to a multiple of 8, and at most `max_registers`",
+            )
+            .with_help(format!(
+                "ask for fewer blocks per SM or more registers, so that {needed} registers fit"
+            )),
             LowerError::Ptx { span, error } => Diagnostic::error(
                 codes::INTERNAL,
                 format!("internal error while writing PTX: {error}"),

@@ -11,6 +11,7 @@ use super::emitter::Emitter;
 use super::error::LowerError;
 use super::registers::RegisterFile;
 use super::shared::{SLICE_ALIGN, SharedPlan, plan_shared, unique_name};
+use crate::check::registers_per_thread;
 use crate::index::prove::{Prover, group_size};
 use crate::ir::print::Names;
 use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
@@ -86,7 +87,45 @@ pub fn lower_kernel(
     if !lowering.errors.is_empty() {
         return Err(lowering.errors);
     }
-    lowering.out.finish().map_err(|error| vec![error])
+    let entry = lowering.out.finish().map_err(|error| vec![error])?;
+    check_registers(kernel, &entry).map_err(|error| vec![error])?;
+    Ok(entry)
+}
+
+/// Refuses an entry whose occupancy attributes leave fewer registers per
+/// thread than its neediest instruction needs: ptxas would refuse it
+/// ("Insufficient registers"), and the attributes, not the code, are at fault.
+fn check_registers(kernel: &Kernel, entry: &Entry) -> Result<(), LowerError> {
+    let Some(threads) = entry.max_threads else {
+        return Ok(());
+    };
+    let Some(budget) = registers_per_thread(kernel.occupancy, threads) else {
+        return Ok(());
+    };
+    match entry.register_floor() {
+        Some((instruction, needed)) if needed > budget => {
+            let occupancy = kernel.occupancy;
+            let attributes: Vec<String> = [
+                occupancy
+                    .min_blocks_per_sm
+                    .map(|blocks| format!("min_blocks_per_sm = {blocks}")),
+                occupancy
+                    .max_registers
+                    .map(|registers| format!("max_registers = {registers}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Err(LowerError::Registers {
+                span: kernel.span,
+                budget,
+                needed,
+                instruction: instruction.name().to_string(),
+                attributes: attributes.join(", "),
+            })
+        }
+        Some(_) | None => Ok(()),
+    }
 }
 
 impl<'a, 'c> KernelLowering<'a, 'c> {
@@ -200,7 +239,11 @@ fn declare_shared(
 ) -> Result<(), LowerError> {
     if plan.dynamic {
         let align = plan.slots.iter().map(|slot| slot.align).max();
-        out.dynamic_shared(&plan.dynamic_array, align.unwrap_or(SLICE_ALIGN))?;
+        out.dynamic_shared(
+            &plan.dynamic_array,
+            align.unwrap_or(SLICE_ALIGN),
+            plan.total,
+        )?;
     }
     for slot in &plan.slots {
         if !plan.dynamic {

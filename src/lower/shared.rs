@@ -13,6 +13,7 @@ use crate::ir::{BufferId, BufferKind, Kernel};
 use crate::layout::Swizzle;
 use crate::ptx::Arch;
 use crate::ptx::builder::MAX_STATIC_SHARED_BYTES;
+use crate::ptx::identifier::{is_identifier, is_reserved};
 
 /// Every slice starts at a multiple of this many bytes.
 pub const SLICE_ALIGN: u32 = 128;
@@ -53,12 +54,8 @@ pub struct SharedPlan {
 /// The most shared memory one block may use on `arch` (opting in to the
 /// large carve-out); without an architecture, the largest of the targets.
 pub fn shared_limit(arch: Option<Arch>) -> u64 {
-    match arch {
-        Some(Arch::Sm70) => 96 * 1024,
-        Some(Arch::Sm80) => 163 * 1024,
-        Some(Arch::Sm86 | Arch::Sm89) => 99 * 1024,
-        Some(Arch::Sm90 | Arch::Sm90a) | None => 227 * 1024,
-    }
+    let sm = arch.map_or(Arch::Sm90.sm(), Arch::sm);
+    crate::ptx::target::shared_limit(sm)
 }
 
 /// Plans the shared buffers of `kernel`; `taken` holds the names already
@@ -168,7 +165,10 @@ fn round_up(value: u64, to: u64) -> u64 {
     value.div_ceil(to) * to
 }
 
-/// `name` made into a PTX identifier not in `taken` (and added to it).
+/// `name` made into a PTX identifier not in `taken` (and added to it):
+/// other characters become `_`, and a name PTX reserves (`WARP_SZ`) or one
+/// taken gets a numeric suffix — these are internal names, so a
+/// deterministic rename is invisible to the kernel's users.
 pub fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
     let mut base: String = name
         .chars()
@@ -179,7 +179,7 @@ pub fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
     }
     let mut candidate = base.clone();
     let mut n = 1;
-    while taken.contains(&candidate) {
+    while taken.contains(&candidate) || !is_identifier(&candidate) || is_reserved(&candidate) {
         n += 1;
         candidate = format!("{base}_{n}");
     }
@@ -255,5 +255,13 @@ mod tests {
         assert_eq!(unique_name("smem_1", &mut taken), "smem_1_2");
         assert_eq!(unique_name("1x", &mut taken), "_1x");
         assert_eq!(unique_name("a-b", &mut taken), "a_b");
+    }
+
+    #[test]
+    fn names_ptxas_refuses_are_renamed() {
+        let mut taken = BTreeSet::new();
+        assert_eq!(unique_name("WARP_SZ", &mut taken), "WARP_SZ_2");
+        assert_eq!(unique_name("WARP_SZ", &mut taken), "WARP_SZ_3");
+        assert_eq!(unique_name("", &mut taken), "__2");
     }
 }

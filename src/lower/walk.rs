@@ -44,6 +44,7 @@ impl KernelLowering<'_, '_> {
                     Err(
                         error @ (LowerError::SharedMemory { .. }
                         | LowerError::TooLarge { .. }
+                        | LowerError::Registers { .. }
                         | LowerError::Ptx { .. }),
                     ) => Err(error),
                 }

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use super::catalogue::Catalogue;
 use super::error::PtxError;
+use super::identifier::check_identifier;
 use super::module::{DynamicShared, Entry, Instruction, Param, ParamType, SharedArray, Statement};
 use super::operand::{Guard, Label, Operand, Reg, RegClass, Space, Symbol};
 
@@ -139,8 +140,14 @@ impl<'c> EntryBuilder<'c> {
         })
     }
 
-    /// Declares the entry's dynamic shared array (at most one).
-    pub fn dynamic_shared(&mut self, name: &str, align: Option<u32>) -> Result<Symbol, PtxError> {
+    /// Declares the entry's dynamic shared array (at most one), of `bytes`
+    /// bytes at launch.
+    pub fn dynamic_shared(
+        &mut self,
+        name: &str,
+        align: Option<u32>,
+        bytes: u32,
+    ) -> Result<Symbol, PtxError> {
         if let Some(existing) = &self.entry.dynamic_shared {
             return Err(PtxError::BadValue {
                 what: "dynamic shared memory",
@@ -152,6 +159,7 @@ impl<'c> EntryBuilder<'c> {
         self.entry.dynamic_shared = Some(DynamicShared {
             name: name.to_string(),
             align,
+            bytes,
         });
         Ok(Symbol {
             name: name.to_string(),
@@ -318,19 +326,4 @@ fn check_align(align: Option<u32>) -> Result<u32, PtxError> {
         });
     }
     Ok(align)
-}
-
-/// Checks that `name` is an identifier the writer may emit as is.
-pub fn check_identifier(what: &'static str, name: &str) -> Result<(), PtxError> {
-    let mut chars = name.chars();
-    let valid = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        Err(PtxError::BadName {
-            what,
-            name: name.to_string(),
-        })
-    }
 }

@@ -122,6 +122,15 @@ pub enum PtxError {
         /// The offending name.
         name: String,
     },
+    /// A name of identifier syntax that `ptxas` nonetheless refuses
+    /// ([`crate::ptx::identifier::RESERVED`]).
+    #[error("`{name}` is a name PTX reserves and cannot be a {what} name")]
+    ReservedName {
+        /// What the name was for (`entry`, `parameter`, `shared array`).
+        what: &'static str,
+        /// The offending name.
+        name: String,
+    },
     /// A name used twice where names must be unique.
     #[error("{what} name `{name}` is already used")]
     DuplicateName {

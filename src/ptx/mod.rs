@@ -11,6 +11,7 @@
 pub mod builder;
 pub mod catalogue;
 pub mod error;
+pub mod identifier;
 pub mod module;
 pub mod operand;
 pub mod target;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::error::PtxError;
 use super::operand::{Guard, Label, Operand, Reg, RegClass};
-use super::target::{Arch, Requirement, Target, resolve_target};
+use super::target::{Arch, Requirement, Target, raise_for_shared, resolve_target};
 use super::template::Template;
 
 /// The type of a kernel parameter (the kernel ABI uses only these two).
@@ -65,6 +65,8 @@ pub struct DynamicShared {
     pub name: String,
     /// Alignment in bytes.
     pub align: u32,
+    /// Bytes a launch must pass for it (the PTX declares it unsized).
+    pub bytes: u32,
 }
 
 /// One instantiated catalogue template, optionally guarded.
@@ -97,6 +99,25 @@ impl Instruction {
         let mut regs: Vec<Reg> = self.guard.iter().map(|guard| guard.pred).collect();
         regs.extend(self.operands.iter().flat_map(Operand::registers));
         regs
+    }
+
+    /// A lower bound on the 32-bit registers per thread ptxas needs to
+    /// assemble it: the distinct registers it names (a 64-bit one counts
+    /// twice, predicates not at all: they have their own file), plus what
+    /// its template [reserves](super::Template::reserves).
+    pub fn registers_needed(&self) -> u32 {
+        let mut distinct = self.registers();
+        distinct.sort_by_key(|reg| (reg.class.index(), reg.number));
+        distinct.dedup();
+        let named: u32 = distinct
+            .iter()
+            .map(|reg| match reg.class {
+                RegClass::Pred => 0,
+                RegClass::B16 | RegClass::F16 | RegClass::B32 | RegClass::F32 => 1,
+                RegClass::B64 => 2,
+            })
+            .sum();
+        named + self.template.reserves
     }
 
     /// The registers it writes (operands of written slots).
@@ -156,6 +177,25 @@ impl Entry {
             Statement::Instruction(instruction) => Some(instruction),
             Statement::Label(_) | Statement::Comment(_) => None,
         })
+    }
+
+    /// Shared memory one block of it uses: its static arrays and its
+    /// dynamic one.
+    pub fn shared_bytes(&self) -> u64 {
+        let fixed: u64 = self.shared.iter().map(|array| u64::from(array.bytes)).sum();
+        fixed
+            + self
+                .dynamic_shared
+                .as_ref()
+                .map_or(0, |d| u64::from(d.bytes))
+    }
+
+    /// The instruction needing the most registers per thread, with that
+    /// number ([`Instruction::registers_needed`]); `None` for an empty body.
+    pub fn register_floor(&self) -> Option<(&Instruction, u32)> {
+        self.instructions()
+            .map(|instruction| (instruction, instruction.registers_needed()))
+            .max_by_key(|(_, needed)| *needed)
     }
 
     /// For each register class, one more than the highest register number
@@ -232,6 +272,11 @@ impl Module {
             .iter()
             .flat_map(Entry::instructions)
             .map(|instruction| (instruction.name(), instruction.requirement()));
-        resolve_target(requirements, self.requested)
+        let shared = self.entries.iter().map(Entry::shared_bytes).max();
+        let target = resolve_target(requirements, self.requested)?;
+        Ok(match (self.requested, shared) {
+            (None, Some(bytes)) => raise_for_shared(target, bytes),
+            (Some(_), _) | (None, None) => target,
+        })
     }
 }

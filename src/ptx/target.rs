@@ -362,6 +362,48 @@ pub fn min_ptx_for_target(name: TargetName) -> PtxVersion {
     }
 }
 
+/// The most shared memory one block may use on capability `sm` (opting in
+/// to the large carve-out): the one table of these limits. Not monotonic —
+/// sm_75 has less than sm_70, sm_86 and sm_89 less than sm_80.
+pub fn shared_limit(sm: Sm) -> u64 {
+    const KIB: u64 = 1024;
+    match sm.0 {
+        0..=72 => 96 * KIB,
+        73..=75 => 64 * KIB,
+        76..=80 => 163 * KIB,
+        81..=89 => 99 * KIB,
+        _ => 227 * KIB,
+    }
+}
+
+/// `target` (chosen without a request) raised, when a block's `shared_bytes`
+/// exceed its limit, to the lowest requestable architecture at or above it
+/// whose limit holds them (so that the default is one `--arch` accepts);
+/// unchanged when none does (the lowering reports that, E0302).
+pub fn raise_for_shared(target: Target, shared_bytes: u64) -> Target {
+    if shared_bytes <= shared_limit(target.sm) {
+        return target;
+    }
+    let fitting = Arch::ALL
+        .into_iter()
+        .filter(|arch| !arch.is_arch_specific())
+        .find(|arch| arch.sm() >= target.sm && shared_limit(arch.sm()) >= shared_bytes);
+    match fitting {
+        Some(arch) => {
+            let name = TargetName {
+                sm: arch.sm(),
+                arch_specific: target.arch_specific,
+            };
+            Target {
+                ptx: target.ptx.max(arch.min_ptx()).max(min_ptx_for_target(name)),
+                sm: arch.sm(),
+                arch_specific: target.arch_specific,
+            }
+        }
+        None => target,
+    }
+}
+
 /// Resolves the target for a set of requirements, each tagged with the name of
 /// the instruction that imposes it.
 ///
@@ -627,5 +669,27 @@ mod tests {
         assert_eq!("sm_75".parse::<Sm>().unwrap(), Sm(75));
         assert!("sm_7".parse::<Sm>().is_err());
         assert!("sm_7a".parse::<Sm>().is_err());
+    }
+
+    #[test]
+    fn shared_memory_raises_the_default_to_an_arch_whose_limit_holds_it() {
+        let floor = resolve_target([], None).unwrap();
+        let raised = |bytes| {
+            let target = raise_for_shared(floor, bytes);
+            (target.sm, target.ptx)
+        };
+        assert_eq!(raised(96 * 1024), (Sm(70), PtxVersion::new(6, 0)));
+        assert_eq!(raised(100_000), (Sm(80), PtxVersion::new(7, 0)));
+        assert_eq!(raised(227 * 1024), (Sm(90), PtxVersion::new(7, 8)));
+        // More than any target holds: left for the lowering to report.
+        assert_eq!(raised(300_000), (Sm(70), PtxVersion::new(6, 0)));
+        // ldmatrix's sm_75 holds 64 KiB only; the next that holds more is
+        // sm_80, never sm_75 itself or an arch below the instructions.
+        let sm_75 = resolve_target([("ldmatrix", needs(75, 6, 5))], None).unwrap();
+        assert_eq!(raise_for_shared(sm_75, 64 * 1024).sm, Sm(75));
+        assert_eq!(raise_for_shared(sm_75, 70_000).sm, Sm(80));
+        // sm_86 holds 99 KiB: 150 KB on an sm_86 instruction needs sm_90.
+        let sm_86 = resolve_target([("x", needs(86, 7, 1))], None).unwrap();
+        assert_eq!(raise_for_shared(sm_86, 150_000).sm, Sm(90));
     }
 }

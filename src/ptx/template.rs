@@ -197,6 +197,10 @@ pub struct Template {
     /// The capabilities on which `sass` holds; empty means every target from
     /// `requirement` up. (Later GPUs emulate some old forms in software.)
     pub sass_only_on: Vec<Sm>,
+    /// Registers per thread ptxas needs for it beyond those its operands
+    /// name (`reserves:`; 0 when not stated): with fewer, ptxas refuses
+    /// the instruction rather than spilling.
+    pub reserves: u32,
     /// The file and 1-based line of its `entry` line.
     pub origin: (String, usize),
 }

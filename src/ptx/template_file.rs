@@ -201,7 +201,7 @@ fn build_template(
     for field in &raw.fields {
         match field.key.as_str() {
             "with" => continue,
-            "doc" | "needs" | "slots" | "writes" | "ptx" | "sass" => {}
+            "doc" | "needs" | "slots" | "writes" | "ptx" | "sass" | "reserves" => {}
             other => return Err((field.line, format!("unknown field `{other}`"))),
         }
         let value = substitute(&field.value, bindings, field.line)?;
@@ -248,6 +248,12 @@ fn build_template(
         Some((text, line)) => parse_sass(text, *line)?,
         None => (Vec::new(), Vec::new()),
     };
+    let reserves = match single.get("reserves") {
+        Some((text, line)) => text
+            .parse()
+            .map_err(|_| (*line, format!("expected `reserves: N`, found `{text}`")))?,
+        None => 0,
+    };
     let doc = single
         .get("doc")
         .map(|(text, _)| text.clone())
@@ -261,6 +267,7 @@ fn build_template(
         pieces,
         sass,
         sass_only_on,
+        reserves,
         origin: (file.to_string(), raw.line),
     })
 }

@@ -4,6 +4,8 @@
 //! module-scope dynamic shared arrays, then each entry with its parameters,
 //! `.maxntid`, register declarations (computed from the registers used),
 //! static shared arrays and body. Four-space indentation; labels at column 0.
+//! Every byte written is printable ASCII or a newline: `ptxas` refuses any
+//! byte of 0x80 or more, comments included, so comment text is escaped here.
 
 use std::fmt::{self, Write};
 
@@ -20,6 +22,25 @@ impl fmt::Display for Indent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for _ in 0..self.0 {
             f.write_str("    ")?;
+        }
+        Ok(())
+    }
+}
+
+/// Comment text as `ptxas` reads it: printable ASCII kept, every other
+/// character (non-ASCII such as `×`, control characters such as a tab or a
+/// lone carriage return) written as its Rust-style escape `\u{d7}`, so the
+/// line stays one readable, assemblable comment.
+struct AsciiComment<'a>(&'a str);
+
+impl fmt::Display for AsciiComment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c == ' ' || c.is_ascii_graphic() {
+                f.write_char(c)?;
+            } else {
+                write!(f, "\\u{{{:x}}}", u32::from(c))?;
+            }
         }
         Ok(())
     }
@@ -161,7 +182,12 @@ impl<W: Write> Writer<W> {
             Statement::Label(label) => writeln!(self.out, "{label}:"),
             Statement::Comment(text) => {
                 for line in text.lines() {
-                    writeln!(self.out, "{}// {}", Indent(1), line.trim_end())?;
+                    writeln!(
+                        self.out,
+                        "{}// {}",
+                        Indent(1),
+                        AsciiComment(line.trim_end())
+                    )?;
                 }
                 Ok(())
             }
@@ -187,5 +213,37 @@ impl Module {
         let mut writer = Writer::new(String::new());
         writer.write_module(self)?;
         Ok(writer.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(text: &str) -> String {
+        let mut writer = Writer::new(String::new());
+        writer
+            .write_statement(&Statement::Comment(text.to_string()))
+            .expect("writes into a string");
+        writer.finish()
+    }
+
+    #[test]
+    fn comments_are_printable_ascii_whatever_the_source_text() {
+        let text = comment("line 3: %v <- Move(%a)  // 8×fp16 → 16 B, é\u{7}\tx\ry\u{1F600}");
+        assert!(
+            text.bytes()
+                .all(|byte| byte == b'\n' || (0x20..0x7f).contains(&byte)),
+            "{text:?}"
+        );
+        assert_eq!(
+            text,
+            "    // line 3: %v <- Move(%a)  // 8\\u{d7}fp16 \\u{2192} 16 B, \\u{e9}\\u{7}\\u{9}x\\u{d}y\\u{1f600}\n"
+        );
+    }
+
+    #[test]
+    fn each_line_of_a_comment_is_its_own_comment_line() {
+        assert_eq!(comment("a\nb  \n"), "    // a\n    // b\n");
     }
 }
