@@ -117,21 +117,26 @@ fn tanh_raises_the_target_and_is_refused_below_sm_75() {
         arch: Some(Arch::Sm70),
         ..Options::default()
     };
-    let refused = compile(
-        "tanh.gph",
-        &kernel("UnaryPointwise<tanh>", 1, "fp32"),
-        &options,
-    )
-    .err()
-    .expect("sm_70 has no tanh.approx");
+    let text = kernel("UnaryPointwise<tanh>", 1, "fp32");
+    let Err(refused) = compile("tanh.gph", &text, &options) else {
+        panic!("sm_70 has no tanh.approx");
+    };
     let message = format!("{refused:?}");
     assert!(message.contains("sm_75"), "{message}");
 }
 
+/// (kind, inputs, scalar, instructions that must appear, that must not).
+type SixteenBitCase = (
+    &'static str,
+    usize,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 #[test]
 fn sixteen_bit_operators_use_pairs_where_the_isa_has_them_else_fp32() {
-    // (kind, inputs, scalar, instructions that must appear, that must not).
-    let cases: [(&str, usize, &str, &[&str], &[&str]); 8] = [
+    let cases: [SixteenBitCase; 8] = [
         (
             "TernaryPointwise<fma>",
             3,

@@ -63,7 +63,7 @@ pub fn select(op: CompareOp, a: f64, b: f64, x: f64, y: f64) -> f64 {
     let holds = match op {
         CompareOp::Eq => a == b,
         // Ordered: Rust's `!=` is true for NaN, `setp.ne` is not.
-        CompareOp::Ne => a < b || a > b,
+        CompareOp::Ne => !a.is_nan() && !b.is_nan() && a != b,
         CompareOp::Lt => a < b,
         CompareOp::Le => a <= b,
         CompareOp::Gt => a > b,
