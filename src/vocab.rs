@@ -114,17 +114,35 @@ pub enum UnaryOp {
     Neg,
     /// `|x|`.
     Abs,
+    /// `ln x`.
+    Log,
+    /// `sqrt(x)`.
+    Sqrt,
+    /// `1/x`.
+    Rcp,
+    /// `tanh(x)`.
+    Tanh,
+    /// `1/(1 + e^-x)`.
+    Sigmoid,
+    /// GELU, tanh form: `x/2 · (1 + tanh(sqrt(2/pi) · (x + 0.044715 x^3)))`.
+    Gelu,
 }
 
 impl UnaryOp {
     /// Every operator with its name, in documentation order.
-    pub const ALL: [(&'static str, UnaryOp); 6] = [
+    pub const ALL: [(&'static str, UnaryOp); 12] = [
         ("relu", UnaryOp::Relu),
         ("exp", UnaryOp::Exp),
         ("exp2", UnaryOp::Exp2),
         ("rsqrt", UnaryOp::Rsqrt),
         ("neg", UnaryOp::Neg),
         ("abs", UnaryOp::Abs),
+        ("log", UnaryOp::Log),
+        ("sqrt", UnaryOp::Sqrt),
+        ("rcp", UnaryOp::Rcp),
+        ("tanh", UnaryOp::Tanh),
+        ("sigmoid", UnaryOp::Sigmoid),
+        ("gelu", UnaryOp::Gelu),
     ];
 
     /// The operator's name.
@@ -136,6 +154,12 @@ impl UnaryOp {
             UnaryOp::Rsqrt => "rsqrt",
             UnaryOp::Neg => "neg",
             UnaryOp::Abs => "abs",
+            UnaryOp::Log => "log",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Rcp => "rcp",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Gelu => "gelu",
         }
     }
 }
@@ -153,16 +177,19 @@ pub enum BinaryOp {
     Max,
     /// `min(x, y)`.
     Min,
+    /// `x / y`.
+    Div,
 }
 
 impl BinaryOp {
     /// Every operator with its name, in documentation order.
-    pub const ALL: [(&'static str, BinaryOp); 5] = [
+    pub const ALL: [(&'static str, BinaryOp); 6] = [
         ("add", BinaryOp::Add),
         ("sub", BinaryOp::Sub),
         ("mul", BinaryOp::Mul),
         ("max", BinaryOp::Max),
         ("min", BinaryOp::Min),
+        ("div", BinaryOp::Div),
     ];
 
     /// The operator's name.
@@ -173,6 +200,26 @@ impl BinaryOp {
             BinaryOp::Mul => "mul",
             BinaryOp::Max => "max",
             BinaryOp::Min => "min",
+            BinaryOp::Div => "div",
+        }
+    }
+}
+
+/// Operators of `TernaryPointwise`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TernaryOp {
+    /// `x * y + z`, rounded once.
+    Fma,
+}
+
+impl TernaryOp {
+    /// Every operator with its name, in documentation order.
+    pub const ALL: [(&'static str, TernaryOp); 1] = [("fma", TernaryOp::Fma)];
+
+    /// The operator's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TernaryOp::Fma => "fma",
         }
     }
 }
@@ -199,7 +246,8 @@ impl ReduceOp {
     }
 }
 
-/// Integer comparisons of conditions.
+/// Comparisons: integer ones in conditions (written as symbols), and the
+/// element comparison of `Select<op>` (written as names, `Select<lt>`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum CompareOp {
     /// `==`.
@@ -217,6 +265,28 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// Every comparison with its name, as `Select<op>` writes it.
+    pub const ALL: [(&'static str, CompareOp); 6] = [
+        ("eq", CompareOp::Eq),
+        ("ne", CompareOp::Ne),
+        ("lt", CompareOp::Lt),
+        ("le", CompareOp::Le),
+        ("gt", CompareOp::Gt),
+        ("ge", CompareOp::Ge),
+    ];
+
+    /// The comparison's name, as `Select<op>` and PTX's `setp` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+        }
+    }
+
     /// The operator's symbol.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -292,6 +362,7 @@ display_by_name!(
     GroupKind => name,
     UnaryOp => name,
     BinaryOp => name,
+    TernaryOp => name,
     ReduceOp => name,
     CompareOp => symbol,
 );
@@ -313,6 +384,12 @@ mod tests {
             assert_eq!(op.name(), written);
         }
         for (written, op) in BinaryOp::ALL {
+            assert_eq!(op.name(), written);
+        }
+        for (written, op) in TernaryOp::ALL {
+            assert_eq!(op.name(), written);
+        }
+        for (written, op) in CompareOp::ALL {
             assert_eq!(op.name(), written);
         }
         for (written, op) in ReduceOp::ALL {

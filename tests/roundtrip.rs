@@ -319,6 +319,10 @@ fn spec_kind_unboxed() -> impl Strategy<Value = SpecKind> {
             .prop_map(SpecKind::UnaryPointwise),
         prop::sample::select(BinaryOp::ALL.iter().map(|(_, op)| *op).collect::<Vec<_>>())
             .prop_map(SpecKind::BinaryPointwise),
+        prop::sample::select(TernaryOp::ALL.iter().map(|(_, op)| *op).collect::<Vec<_>>())
+            .prop_map(SpecKind::TernaryPointwise),
+        prop::sample::select(CompareOp::ALL.iter().map(|(_, op)| *op).collect::<Vec<_>>())
+            .prop_map(SpecKind::Select),
         (any::<bool>(), prop::collection::vec(int_expr(), 0..3)).prop_map(|(add, axes)| {
             SpecKind::Reduction(if add { ReduceOp::Add } else { ReduceOp::Max }, axes)
         }),

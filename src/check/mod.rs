@@ -184,6 +184,8 @@ pub fn has_checkable_contract(kind: &ir::SpecKind) -> bool {
         | ir::SpecKind::MatMul { .. }
         | ir::SpecKind::Unary(_)
         | ir::SpecKind::Binary(_)
+        | ir::SpecKind::Ternary(_)
+        | ir::SpecKind::Select(_)
         | ir::SpecKind::Reduction { .. }
         | ir::SpecKind::Shfl { .. }
         | ir::SpecKind::Init { .. } => true,

@@ -25,6 +25,8 @@ fn arity(kind: &SpecKind) -> Option<(usize, usize)> {
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. } => Some((1, 1)),
         SpecKind::MatMul { .. } | SpecKind::Binary(_) => Some((1, 2)),
+        SpecKind::Ternary(_) => Some((1, 3)),
+        SpecKind::Select(_) => Some((1, 4)),
         SpecKind::Init { .. } => Some((1, 0)),
         SpecKind::Generic => None,
     }
@@ -45,6 +47,8 @@ fn example(kind: &SpecKind) -> &'static str {
         SpecKind::MatMul { .. } => "%c <- MatMul<<<#b, #t>>>(%a, %b)",
         SpecKind::Unary(_) => "%y <- UnaryPointwise<exp><<<#b, #t>>>(%x)",
         SpecKind::Binary(_) => "%z <- BinaryPointwise<add><<<#b, #t>>>(%x, %y)",
+        SpecKind::Ternary(_) => "%w <- TernaryPointwise<fma><<<#b, #t>>>(%x, %y, %z)",
+        SpecKind::Select(_) => "%w <- Select<lt><<<#b, #t>>>(%a, %b, %x, %y)",
         SpecKind::Reduction { .. } => "%y <- Reduction<add, [1]><<<#b, #t>>>(%x)",
         SpecKind::Shfl { .. } => "%y <- Shfl<bfly, 16><<<#b, #warp>>>(%x)",
         SpecKind::Init { .. } => "%x <- Init<0.0><<<#b, #t>>>()",
@@ -167,7 +171,10 @@ impl Checker {
                 }
                 self.equal_counts(kind, outputs, inputs, lanes.as_ref());
             }
-            SpecKind::Unary(_) | SpecKind::Binary(_) => {
+            SpecKind::Unary(_)
+            | SpecKind::Binary(_)
+            | SpecKind::Ternary(_)
+            | SpecKind::Select(_) => {
                 self.equal_counts(kind, outputs, inputs, lanes.as_ref());
             }
             SpecKind::Shfl { mask } => {
@@ -523,6 +530,8 @@ fn is_collective(kind: &SpecKind, operands: &[&View], lanes: &Lanes) -> bool {
         SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)
+        | SpecKind::Ternary(_)
+        | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. }
         | SpecKind::Init { .. }
@@ -541,6 +550,8 @@ fn kind_name(kind: &SpecKind) -> &'static str {
         SpecKind::MatMul { .. } => "MatMul",
         SpecKind::Unary(_) => "UnaryPointwise",
         SpecKind::Binary(_) => "BinaryPointwise",
+        SpecKind::Ternary(_) => "TernaryPointwise",
+        SpecKind::Select(_) => "Select",
         SpecKind::Reduction { .. } => "Reduction",
         SpecKind::Shfl { .. } => "Shfl",
         SpecKind::Init { .. } => "Init",

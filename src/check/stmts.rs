@@ -210,6 +210,8 @@ impl Checker {
             },
             ast::SpecKind::UnaryPointwise(op) => ir::SpecKind::Unary(*op),
             ast::SpecKind::BinaryPointwise(op) => ir::SpecKind::Binary(*op),
+            ast::SpecKind::TernaryPointwise(op) => ir::SpecKind::Ternary(*op),
+            ast::SpecKind::Select(op) => ir::SpecKind::Select(*op),
             ast::SpecKind::Reduction(op, axes) => {
                 let values: Vec<Checked<i64>> = axes
                     .iter()

@@ -14,7 +14,7 @@ pub mod print;
 pub use crate::diag::Span;
 use crate::layout::{Swizzle, Tuple};
 pub use crate::vocab::{
-    AsyncQueue, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, UnaryOp,
+    AsyncQueue, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, TernaryOp, UnaryOp,
 };
 use expr::Expr;
 
@@ -273,6 +273,11 @@ pub enum SpecKind {
     Unary(UnaryOp),
     /// `z = x op y`.
     Binary(BinaryOp),
+    /// `w = op(x, y, z)`.
+    Ternary(TernaryOp),
+    /// `w = (a op b) ? x : y`, the comparison ordered (false when a or b is
+    /// NaN).
+    Select(CompareOp),
     /// `y = op over axes of x`.
     Reduction {
         /// The combining operation.
@@ -303,6 +308,8 @@ impl SpecKind {
             SpecKind::Move { .. }
             | SpecKind::Unary(_)
             | SpecKind::Binary(_)
+            | SpecKind::Ternary(_)
+            | SpecKind::Select(_)
             | SpecKind::Reduction { .. }
             | SpecKind::Shfl { .. }
             | SpecKind::Init { .. }

@@ -319,6 +319,8 @@ impl fmt::Display for SpecKind {
             }),
             SpecKind::Unary(op) => write!(f, "UnaryPointwise<{op}>"),
             SpecKind::Binary(op) => write!(f, "BinaryPointwise<{op}>"),
+            SpecKind::Ternary(op) => write!(f, "TernaryPointwise<{op}>"),
+            SpecKind::Select(op) => write!(f, "Select<{}>", op.name()),
             SpecKind::Reduction { op, axes } => {
                 let axes: Vec<String> = axes.iter().map(u32::to_string).collect();
                 write!(f, "Reduction<{op}, [{}]>", axes.join(", "))

@@ -389,7 +389,7 @@ impl KernelLowering<'_, '_> {
                 let a = self.out.int_reg(a)?;
                 let b = self.out.int(b)?;
                 self.out.emit(
-                    &format!("setp.{}.u32", setp_name(op)),
+                    &format!("setp.{}.u32", op.name()),
                     vec![d.into(), a.into(), b],
                 )?;
             }
@@ -434,17 +434,6 @@ fn mirror(op: CompareOp) -> CompareOp {
         CompareOp::Le => CompareOp::Ge,
         CompareOp::Gt => CompareOp::Lt,
         CompareOp::Ge => CompareOp::Le,
-    }
-}
-
-fn setp_name(op: CompareOp) -> &'static str {
-    match op {
-        CompareOp::Eq => "eq",
-        CompareOp::Ne => "ne",
-        CompareOp::Lt => "lt",
-        CompareOp::Le => "le",
-        CompareOp::Gt => "gt",
-        CompareOp::Ge => "ge",
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::ReferenceError;
 use super::view::{ResolvedView, extent_of};
-use crate::ir::{BinaryOp, Kernel, Memory, ReduceOp, SpecKind, UnaryOp};
+use crate::ir::{BinaryOp, CompareOp, Kernel, Memory, ReduceOp, SpecKind, TernaryOp, UnaryOp};
 
 /// The problem size of a `MatMul` contract, from its operands' matrix
 /// readings: A is `m×k`, B `k×n`, C `m×n`.
@@ -41,6 +41,10 @@ pub enum ContractKind {
     Unary(UnaryOp),
     /// `z = x op y`.
     Binary(BinaryOp),
+    /// `w = op(x, y, z)`.
+    Ternary(TernaryOp),
+    /// `w = (a op b) ? x : y`, compared ordered.
+    Select(CompareOp),
     /// `y = op` over the input's modes `axes`; each output element folds
     /// `reduced` input elements.
     Reduction {
@@ -65,7 +69,8 @@ pub enum ContractKind {
 pub enum InputDomain {
     /// The drawn values as they are.
     Uniform,
-    /// `|x| + 1/2`, in [1/2, 3/2]: for `rsqrt`, undefined at and below 0.
+    /// `|x| + 1/2`, in [1/2, 3/2]: for `rsqrt`, `sqrt` and `log`, undefined
+    /// (or, for `log`, unbounded) at and below 0.
     Positive,
 }
 
@@ -104,6 +109,8 @@ fn input_count(kind: &ContractKind) -> usize {
         ContractKind::Init { .. } => 0,
         ContractKind::Move | ContractKind::Unary(_) | ContractKind::Reduction { .. } => 1,
         ContractKind::MatMul(_) | ContractKind::Binary(_) => 2,
+        ContractKind::Ternary(_) => 3,
+        ContractKind::Select(_) => 4,
     }
 }
 
@@ -145,6 +152,8 @@ impl Contract {
             }),
             SpecKind::Unary(op) => ContractKind::Unary(*op),
             SpecKind::Binary(op) => ContractKind::Binary(*op),
+            SpecKind::Ternary(op) => ContractKind::Ternary(*op),
+            SpecKind::Select(op) => ContractKind::Select(*op),
             SpecKind::Reduction { op, axes } => ContractKind::Reduction {
                 op: *op,
                 axes: axes.clone(),
@@ -184,7 +193,11 @@ impl Contract {
             .map(resolve)
             .collect::<Result<Vec<_>, _>>()?;
         let kind = match placeholder {
-            ContractKind::Move | ContractKind::Unary(_) | ContractKind::Binary(_) => {
+            ContractKind::Move
+            | ContractKind::Unary(_)
+            | ContractKind::Binary(_)
+            | ContractKind::Ternary(_)
+            | ContractKind::Select(_) => {
                 for input in &inputs {
                     same_count(&output, input)?;
                 }
@@ -228,8 +241,12 @@ impl Contract {
     pub fn input_domain(&self, param: u32) -> InputDomain {
         let reads_param = || self.inputs.iter().any(|input| input.param == Some(param));
         match self.kind {
-            ContractKind::Unary(UnaryOp::Rsqrt) if reads_param() => InputDomain::Positive,
+            ContractKind::Unary(UnaryOp::Rsqrt | UnaryOp::Sqrt | UnaryOp::Log) if reads_param() => {
+                InputDomain::Positive
+            }
             ContractKind::Unary(_)
+            | ContractKind::Ternary(_)
+            | ContractKind::Select(_)
             | ContractKind::Move
             | ContractKind::MatMul(_)
             | ContractKind::Binary(_)

@@ -8,8 +8,9 @@ use rayon::prelude::*;
 use super::ReferenceError;
 use super::contract::{Contract, ContractKind, MatMulShape};
 use super::gemm::gemm_accumulate;
+use super::pointwise;
 use super::view::{CHUNK, FlatIndex, ResolvedView, gather};
-use crate::ir::{BinaryOp, ReduceOp, Scalar, UnaryOp};
+use crate::ir::{ReduceOp, Scalar};
 
 /// How far the GPU's output may be from the reference, as the relative
 /// error ‖out − ref‖ / ‖ref‖ (docs/running.md, "Tolerances").
@@ -103,27 +104,6 @@ fn arithmetic_tolerance(operands: &[Scalar], accumulator: Scalar, terms: usize) 
     }
 }
 
-fn unary(op: UnaryOp, x: f64) -> f64 {
-    match op {
-        UnaryOp::Relu => x.max(0.0),
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Exp2 => x.exp2(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Neg => -x,
-        UnaryOp::Abs => x.abs(),
-    }
-}
-
-fn binary(op: BinaryOp, x: f64, y: f64) -> f64 {
-    match op {
-        BinaryOp::Add => x + y,
-        BinaryOp::Sub => x - y,
-        BinaryOp::Mul => x * y,
-        BinaryOp::Max => x.max(y),
-        BinaryOp::Min => x.min(y),
-    }
-}
-
 /// The host values of `view`'s parameter, checked against its size.
 fn host_values<'p>(params: &[&'p [f64]], view: &ResolvedView) -> Result<&'p [f64], ReferenceError> {
     let position = view.param.unwrap_or(u32::MAX) as usize;
@@ -167,7 +147,17 @@ impl Contract {
                 relative: TIGHT,
                 reason: format!("exact after rounding to {}", out.name()),
             },
-            ContractKind::Unary(_) | ContractKind::Binary(_) => {
+            ContractKind::Unary(op) => {
+                let rounding = arithmetic_tolerance(&operands, out, 1);
+                match pointwise::approximate_bound(*op) {
+                    Some((bound, form)) if bound > rounding.relative => Tolerance {
+                        relative: bound,
+                        reason: form.to_string(),
+                    },
+                    Some(_) | None => rounding,
+                }
+            }
+            ContractKind::Binary(_) | ContractKind::Ternary(_) | ContractKind::Select(_) => {
                 arithmetic_tolerance(&operands, out, 1)
             }
             ContractKind::MatMul(shape) => {
@@ -192,7 +182,8 @@ impl Contract {
             ContractKind::Move => (out.element_order()?, read(self.input(0)?)?),
             ContractKind::Unary(op) => {
                 let mut x = read(self.input(0)?)?;
-                x.par_iter_mut().for_each(|v| *v = unary(*op, *v));
+                x.par_iter_mut()
+                    .for_each(|v| *v = pointwise::unary(*op, *v));
                 (out.element_order()?, x)
             }
             ContractKind::Binary(op) => {
@@ -200,7 +191,26 @@ impl Contract {
                 let y = read(self.input(1)?)?;
                 x.par_iter_mut()
                     .zip(y.par_iter())
-                    .for_each(|(x, y)| *x = binary(*op, *x, *y));
+                    .for_each(|(x, y)| *x = pointwise::binary(*op, *x, *y));
+                (out.element_order()?, x)
+            }
+            ContractKind::Ternary(op) => {
+                let mut x = read(self.input(0)?)?;
+                let y = read(self.input(1)?)?;
+                let z = read(self.input(2)?)?;
+                x.par_iter_mut()
+                    .zip(y.par_iter().zip(z.par_iter()))
+                    .for_each(|(x, (y, z))| *x = pointwise::ternary(*op, *x, *y, *z));
+                (out.element_order()?, x)
+            }
+            ContractKind::Select(op) => {
+                let a = read(self.input(0)?)?;
+                let b = read(self.input(1)?)?;
+                let mut x = read(self.input(2)?)?;
+                let y = read(self.input(3)?)?;
+                x.par_iter_mut()
+                    .zip(a.par_iter().zip(b.par_iter()).zip(y.par_iter()))
+                    .for_each(|(x, ((a, b), y))| *x = pointwise::select(*op, *a, *b, *x, *y));
                 (out.element_order()?, x)
             }
             ContractKind::Init { value } => (out.element_order()?, vec![*value; out.elements()]),

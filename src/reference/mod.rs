@@ -22,12 +22,14 @@ mod compare;
 mod contract;
 mod evaluate;
 mod gemm;
+mod pointwise;
 mod view;
 
 pub use compare::{Comparison, Worst, compare};
 pub use contract::{Contract, ContractKind, InputDomain, MatMulShape};
 pub use evaluate::{Expected, Tolerance, round_to, unit_roundoff};
 pub use gemm::gemm_accumulate;
+pub use pointwise::{approximate_bound, binary, select, ternary, unary};
 pub use view::{FlatIndex, Leaf, Offsets, ResolvedView, gather};
 
 use crate::expr::EvalError;

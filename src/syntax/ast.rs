@@ -7,7 +7,7 @@ pub use crate::diag::Span;
 pub use crate::layout::Tuple;
 pub use crate::vocab::{
     AsyncQueue, BinaryOp, CompareOp, GroupKind, MEMORY_NAMES, Memory, ReduceOp, SCALAR_NAMES,
-    Scalar, UnaryOp,
+    Scalar, TernaryOp, UnaryOp,
 };
 
 /// A parsed file: constants and kernels in source order.
@@ -447,6 +447,10 @@ pub enum SpecKind {
     UnaryPointwise(UnaryOp),
     /// `BinaryPointwise<op>`.
     BinaryPointwise(BinaryOp),
+    /// `TernaryPointwise<op>`.
+    TernaryPointwise(TernaryOp),
+    /// `Select<op>`: `(a op b) ? x : y`.
+    Select(CompareOp),
     /// `Reduction<op, [axes]>`.
     Reduction(ReduceOp, Vec<IntExpr>),
     /// `Shfl<bfly, mask>`.
@@ -490,11 +494,13 @@ pub struct IfStmt {
 }
 
 /// The names of the spec kinds as written before `<` or `<<<`.
-pub const SPEC_KIND_NAMES: [&str; 8] = [
+pub const SPEC_KIND_NAMES: [&str; 10] = [
     "Move",
     "MatMul",
     "UnaryPointwise",
     "BinaryPointwise",
+    "TernaryPointwise",
+    "Select",
     "Reduction",
     "Shfl",
     "Init",
@@ -530,6 +536,8 @@ impl SpecKind {
             SpecKind::MatMul { .. } => "MatMul",
             SpecKind::UnaryPointwise(_) => "UnaryPointwise",
             SpecKind::BinaryPointwise(_) => "BinaryPointwise",
+            SpecKind::TernaryPointwise(_) => "TernaryPointwise",
+            SpecKind::Select(_) => "Select",
             SpecKind::Reduction(..) => "Reduction",
             SpecKind::Shfl(..) => "Shfl",
             SpecKind::Init(_) => "Init",

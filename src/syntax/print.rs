@@ -384,6 +384,8 @@ impl Display for SpecKind {
             | SpecKind::Generic => Ok(()),
             SpecKind::UnaryPointwise(op) => write!(f, "<{}>", op.name()),
             SpecKind::BinaryPointwise(op) => write!(f, "<{}>", op.name()),
+            SpecKind::TernaryPointwise(op) => write!(f, "<{}>", op.name()),
+            SpecKind::Select(op) => write!(f, "<{}>", op.name()),
             SpecKind::Reduction(op, axes) => write!(f, "<{}, [{}]>", op.name(), list(axes, ", ")),
             SpecKind::Shfl(_, mask) => write!(f, "<bfly, {mask}>"),
             // `{:?}` writes the shortest text that reads back as the same

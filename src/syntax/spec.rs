@@ -6,7 +6,8 @@ use nom::{Err, Parser};
 
 use super::arith::{float_value, int_expr};
 use super::ast::{
-    BinaryOp, Expr, ReduceOp, SPEC_KIND_NAMES, ShflMode, SpecKind, SpecStmt, UnaryOp,
+    BinaryOp, CompareOp, Expr, ReduceOp, SPEC_KIND_NAMES, ShflMode, SpecKind, SpecStmt, TernaryOp,
+    UnaryOp,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::expr::{closing, expr};
@@ -58,6 +59,14 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
         "BinaryPointwise" => {
             let (rest, op) = operator_parameter(rest, name, name_span, &BinaryOp::ALL)?;
             (rest, SpecKind::BinaryPointwise(op))
+        }
+        "TernaryPointwise" => {
+            let (rest, op) = operator_parameter(rest, name, name_span, &TernaryOp::ALL)?;
+            (rest, SpecKind::TernaryPointwise(op))
+        }
+        "Select" => {
+            let (rest, op) = operator_parameter(rest, name, name_span, &CompareOp::ALL)?;
+            (rest, SpecKind::Select(op))
         }
         "Reduction" => reduction(rest, name_span)?,
         "Shfl" => shuffle(rest, name_span)?,
@@ -144,7 +153,7 @@ fn unknown_kind(name: &str, span: Span) -> Diagnostic {
     match suggest(name, &SPEC_KIND_NAMES) {
         Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
         None => diagnostic.with_help(
-            "the kinds are Move, MatMul, UnaryPointwise, BinaryPointwise, Reduction, Shfl, Init, and `Spec` for a fused computation",
+            "the kinds are Move, MatMul, UnaryPointwise, BinaryPointwise, TernaryPointwise, Select, Reduction, Shfl, Init, and `Spec` for a fused computation",
         ),
     }
 }

@@ -287,6 +287,8 @@ impl StripSpans for SpecKind {
             | SpecKind::MatMul { .. }
             | SpecKind::UnaryPointwise(_)
             | SpecKind::BinaryPointwise(_)
+            | SpecKind::TernaryPointwise(_)
+            | SpecKind::Select(_)
             | SpecKind::Init(_)
             | SpecKind::Generic => {}
         }

@@ -125,6 +125,22 @@ fn every_spec_kind_and_its_parameters() {
             "%a <- BinaryPointwise<max><<<#b, #t>>>(%x, %y)",
             SpecKind::BinaryPointwise(BinaryOp::Max),
         ),
+        (
+            "%a <- BinaryPointwise<div><<<#b, #t>>>(%x, %y)",
+            SpecKind::BinaryPointwise(BinaryOp::Div),
+        ),
+        (
+            "%a <- UnaryPointwise<gelu><<<#b, #t>>>(%x)",
+            SpecKind::UnaryPointwise(UnaryOp::Gelu),
+        ),
+        (
+            "%a <- TernaryPointwise<fma><<<#b, #t>>>(%x, %y, %z)",
+            SpecKind::TernaryPointwise(TernaryOp::Fma),
+        ),
+        (
+            "%a <- Select<ge><<<#b, #t>>>(%p, %q, %x, %y)",
+            SpecKind::Select(CompareOp::Ge),
+        ),
         ("%a <- Init<-0.0015><<<#b, #t>>>()", SpecKind::Init(-1.5e-3)),
         ("%a <- Spec<<<#b, #t>>>(%x) {}", SpecKind::Generic),
     ];

@@ -1,17 +1,17 @@
 //! Stage 3, lowering (instruction selection): arithmetic each thread does
 //! alone — `MatMul` as a fused multiply-add (fp32, fp16, and packed
-//! `f16x2`/`bf16x2` pairs), `UnaryPointwise`/`BinaryPointwise` element by
-//! element (fp32 directly, fp16 pairs with packed instructions where the ISA
-//! has them, any 16-bit type through fp32 otherwise), and `Init`. Operands
-//! in memory are loaded, and results stored back, with one access each.
+//! `f16x2`/`bf16x2` pairs), the pointwise kinds (chosen and emitted in
+//! `pointwise`), and `Init`. Operands in memory are loaded, and results
+//! stored back, with one access each.
 
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
 use super::super::registers::half_class;
+use super::pointwise::{self, PointImpl, PointOp};
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed, expect_scalar};
 use super::{expect_single_access, expect_thread};
-use crate::ir::{BinaryOp, Memory, Scalar, SpecKind, UnaryOp};
+use crate::ir::{Memory, Scalar, SpecKind};
 use crate::ptx::{Operand, Reg, RegClass, Sm, imm};
 
 /// The forms of a fused multiply-add.
@@ -25,17 +25,6 @@ pub enum FmaType {
     F16x2,
     /// `fma.rn.bf16x2` on pairs.
     Bf16x2,
-}
-
-/// How a pointwise operation is computed.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum PointImpl {
-    /// fp32 instructions, element by element.
-    F32,
-    /// Packed instructions on pairs of fp16 or bf16 elements.
-    Pairs,
-    /// Each 16-bit element widened to fp32, computed, and narrowed back.
-    ViaF32,
 }
 
 /// The arithmetic entries of the catalogue.
@@ -54,100 +43,25 @@ pub enum ArithPattern {
     Init,
 }
 
-/// A unary or binary pointwise operation.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum PointOp {
-    /// `UnaryPointwise<op>`.
-    Unary(UnaryOp),
-    /// `BinaryPointwise<op>`.
-    Binary(BinaryOp),
-}
-
 /// What an accepted arithmetic pattern emits.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ArithPlan(ArithPattern);
-
-const UNARY: [UnaryOp; 6] = [
-    UnaryOp::Relu,
-    UnaryOp::Exp,
-    UnaryOp::Exp2,
-    UnaryOp::Rsqrt,
-    UnaryOp::Neg,
-    UnaryOp::Abs,
-];
-const BINARY: [BinaryOp; 5] = [
-    BinaryOp::Add,
-    BinaryOp::Sub,
-    BinaryOp::Mul,
-    BinaryOp::Max,
-    BinaryOp::Min,
-];
 
 /// Every arithmetic pattern.
 pub fn patterns() -> Vec<ArithPattern> {
     let mut all: Vec<ArithPattern> = [FmaType::F32, FmaType::F16, FmaType::F16x2, FmaType::Bf16x2]
         .map(ArithPattern::Fma)
         .to_vec();
-    let ops: Vec<PointOp> = UNARY
-        .map(PointOp::Unary)
-        .into_iter()
-        .chain(BINARY.map(PointOp::Binary))
-        .collect();
+    let ops = PointOp::all();
     for how in [PointImpl::F32, PointImpl::Pairs, PointImpl::ViaF32] {
         for op in &ops {
-            if how != PointImpl::Pairs || pair_instruction(*op, Scalar::Fp16).is_some() {
+            if how != PointImpl::Pairs || op.pair_instruction(Scalar::Fp16).is_some() {
                 all.push(ArithPattern::Pointwise { op: *op, how });
             }
         }
     }
     all.push(ArithPattern::Init);
     all
-}
-
-/// The packed-pair instruction for `op` on `scalar` pairs, and the target it
-/// needs; `None` where the ISA has none (the operation goes through fp32).
-fn pair_instruction(op: PointOp, scalar: Scalar) -> Option<(&'static str, Sm)> {
-    let bf16 = scalar == Scalar::Bf16;
-    match op {
-        PointOp::Binary(BinaryOp::Add) if !bf16 => Some(("add.f16x2", Sm(70))),
-        PointOp::Binary(BinaryOp::Sub) if !bf16 => Some(("sub.f16x2", Sm(70))),
-        PointOp::Binary(BinaryOp::Mul) if !bf16 => Some(("mul.f16x2", Sm(70))),
-        PointOp::Binary(BinaryOp::Max) if !bf16 => Some(("max.f16x2", Sm(80))),
-        PointOp::Binary(BinaryOp::Min) if !bf16 => Some(("min.f16x2", Sm(80))),
-        PointOp::Binary(BinaryOp::Max) => Some(("max.bf16x2", Sm(80))),
-        PointOp::Binary(BinaryOp::Min) => Some(("min.bf16x2", Sm(80))),
-        PointOp::Unary(UnaryOp::Relu) if !bf16 => Some(("max.f16x2", Sm(80))),
-        PointOp::Unary(UnaryOp::Relu) => Some(("max.bf16x2", Sm(80))),
-        // Sign bits: exact for both 16-bit formats.
-        PointOp::Unary(UnaryOp::Neg) => Some(("xor.b32", Sm(70))),
-        PointOp::Unary(UnaryOp::Abs) => Some(("and.b32", Sm(70))),
-        PointOp::Binary(BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul)
-        | PointOp::Unary(UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Rsqrt) => None,
-    }
-}
-
-fn op_name(op: PointOp) -> &'static str {
-    match op {
-        PointOp::Unary(op) => op.name(),
-        PointOp::Binary(op) => op.name(),
-    }
-}
-
-/// The fp32 instruction(s) computing `op`, for names.
-fn f32_name(op: PointOp) -> &'static str {
-    match op {
-        PointOp::Unary(UnaryOp::Relu) => "max.f32 (relu)",
-        PointOp::Unary(UnaryOp::Exp) => "mul.f32 + ex2.approx.f32 (exp)",
-        PointOp::Unary(UnaryOp::Exp2) => "ex2.approx.f32",
-        PointOp::Unary(UnaryOp::Rsqrt) => "rsqrt.approx.f32",
-        PointOp::Unary(UnaryOp::Neg) => "neg.f32",
-        PointOp::Unary(UnaryOp::Abs) => "abs.f32",
-        PointOp::Binary(BinaryOp::Add) => "add.f32",
-        PointOp::Binary(BinaryOp::Sub) => "sub.f32",
-        PointOp::Binary(BinaryOp::Mul) => "mul.f32",
-        PointOp::Binary(BinaryOp::Max) => "max.f32",
-        PointOp::Binary(BinaryOp::Min) => "min.f32",
-    }
 }
 
 impl ArithPattern {
@@ -161,15 +75,15 @@ impl ArithPattern {
             ArithPattern::Pointwise {
                 op,
                 how: PointImpl::F32,
-            } => f32_name(op).into(),
+            } => op.f32_form(),
             ArithPattern::Pointwise {
                 op,
                 how: PointImpl::Pairs,
-            } => format!("{} on fp16/bf16 pairs", op_name(op)),
+            } => format!("{} on fp16/bf16 pairs", op.name()),
             ArithPattern::Pointwise {
                 op,
                 how: PointImpl::ViaF32,
-            } => format!("{} on fp16/bf16 through fp32", op_name(op)),
+            } => format!("{} on fp16/bf16 through fp32", op.name()),
             ArithPattern::Init => "mov (Init)".into(),
         }
     }
@@ -191,8 +105,11 @@ impl ArithPattern {
             ArithPattern::Pointwise {
                 op,
                 how: PointImpl::Pairs,
-            } => pair_instruction(op, Scalar::Fp16).map_or(Sm(70), |(_, sm)| sm),
-            ArithPattern::Fma(_) | ArithPattern::Pointwise { .. } | ArithPattern::Init => Sm(70),
+            } => op
+                .pair_instruction(Scalar::Fp16)
+                .map_or(Sm(70), |(_, sm)| sm),
+            ArithPattern::Pointwise { op, .. } => op.f32_needs(),
+            ArithPattern::Fma(_) | ArithPattern::Init => Sm(70),
         }
     }
 
@@ -200,7 +117,7 @@ impl ArithPattern {
     pub fn check(&self, request: &Request) -> Matched {
         match *self {
             ArithPattern::Fma(ty) => check_fma(request, ty)?,
-            ArithPattern::Pointwise { op, how } => check_pointwise(request, op, how)?,
+            ArithPattern::Pointwise { op, how } => pointwise::check(request, op, how)?,
             ArithPattern::Init => check_init(request)?,
         }
         Ok(Plan::Arith(ArithPlan(*self)))
@@ -237,72 +154,6 @@ fn check_fma(request: &Request, ty: FmaType) -> Result<(), Reject> {
     Ok(())
 }
 
-fn check_pointwise(request: &Request, op: PointOp, how: PointImpl) -> Result<(), Reject> {
-    let any = any_memory();
-    let matches_kind = match (op, &request.kind) {
-        (PointOp::Unary(a), SpecKind::Unary(b)) => a == *b,
-        (PointOp::Binary(a), SpecKind::Binary(b)) => a == *b,
-        (PointOp::Unary(_) | PointOp::Binary(_), _) => false,
-    };
-    if !matches_kind {
-        return Err(Reject::new(
-            Progress::Kind,
-            format!("computes `{}`", op_name(op)),
-        ));
-    }
-    let inputs: Vec<&[Memory]> = match op {
-        PointOp::Unary(_) => vec![&any],
-        PointOp::Binary(_) => vec![&any, &any],
-    };
-    expect_operands(request, &[&any], &inputs, "computes elementwise")?;
-    let scalar = request.outputs[0].scalar;
-    match how {
-        PointImpl::F32 => expect_scalar(request, &[Scalar::Fp32])?,
-        PointImpl::Pairs | PointImpl::ViaF32 => expect_scalar(request, &[scalar])
-            .and_then(|()| expect_scalar(request, &[Scalar::Fp16, Scalar::Bf16]))?,
-    }
-    expect_thread(request)?;
-    let count = request.outputs[0].count;
-    expect_counts(request, &[count; 3], "computes element for element")?;
-    if how == PointImpl::Pairs {
-        let Some((_, sm)) = pair_instruction(op, scalar) else {
-            return Err(Reject::new(
-                Progress::Types,
-                format!("has no packed {} form of `{}`", scalar.name(), op_name(op)),
-            ));
-        };
-        if count % 2 != 0 {
-            return Err(Reject::new(
-                Progress::Size,
-                format!("works on pairs; the views have {count} elements"),
-            ));
-        }
-        if let Some(arch) = request.arch.filter(|arch| arch.sm() < sm) {
-            return Err(Reject::new(
-                Progress::Target,
-                format!("needs {sm} for {}; the target is {arch}", scalar.name()),
-            ));
-        }
-        for operand in request.outputs.iter().chain(&request.inputs) {
-            expect_packed(operand)?;
-        }
-    }
-    if how == PointImpl::ViaF32 && scalar == Scalar::Bf16 {
-        if let Some(arch) = request.arch.filter(|arch| arch.sm() < Sm(80)) {
-            return Err(Reject::new(
-                Progress::Target,
-                format!(
-                    "rounds to bf16 with cvt.rn.bf16.f32, which needs sm_80; the target is {arch}"
-                ),
-            ));
-        }
-    }
-    for operand in request.outputs.iter().chain(&request.inputs) {
-        expect_single_access(operand)?;
-    }
-    Ok(())
-}
-
 fn check_init(request: &Request) -> Result<(), Reject> {
     let any = any_memory();
     expect_operands(request, &[&any], &[], "writes one output and reads nothing")?;
@@ -314,6 +165,8 @@ fn check_init(request: &Request) -> Result<(), Reject> {
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)
+        | SpecKind::Ternary(_)
+        | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. }
         | SpecKind::Generic => 0.0,
@@ -404,7 +257,7 @@ pub fn emit(
 ) -> Result<(), LowerError> {
     match plan.0 {
         ArithPattern::Fma(ty) => emit_fma(lowering, request, ty),
-        ArithPattern::Pointwise { op, how } => emit_pointwise(lowering, request, op, how),
+        ArithPattern::Pointwise { op, how } => pointwise::emit(lowering, request, op, how),
         ArithPattern::Init => emit_init(lowering, request),
     }
 }
@@ -464,6 +317,8 @@ fn emit_init(lowering: &mut KernelLowering, request: &Request) -> Result<(), Low
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)
+        | SpecKind::Ternary(_)
+        | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. }
         | SpecKind::Generic => 0.0,
@@ -501,134 +356,6 @@ fn move_bits(lowering: &mut KernelLowering, reg: Reg, bits: u32) -> Result<(), L
         RegClass::Pred | RegClass::B16 | RegClass::F16 | RegClass::B32 | RegClass::B64 => lowering
             .out
             .emit("mov.b32", vec![reg.into(), imm(i64::from(bits))]),
-    }
-}
-
-/// log2(e) as fp32 bits: `exp(x) = ex2(x · log2 e)`.
-const LOG2_E: u32 = 0x3FB8_AA3B;
-
-/// Emits `op` over the request's operands, computed as `how` says. `exp(x)`
-/// is `2^(x · log2 e)` on the special-function unit; ReLU is `max` with zero;
-/// negation and absolute value of packed halves flip or clear the sign bits,
-/// which is exact.
-fn emit_pointwise(
-    lowering: &mut KernelLowering,
-    request: &Request,
-    op: PointOp,
-    how: PointImpl,
-) -> Result<(), LowerError> {
-    let out = &request.outputs[0];
-    match how {
-        PointImpl::F32 | PointImpl::Pairs => {
-            let mut inputs = Vec::with_capacity(request.inputs.len());
-            for input in &request.inputs {
-                inputs.push(lowering.read_words(input)?);
-            }
-            let targets = lowering.target_words(out)?;
-            for (position, target) in targets.iter().enumerate() {
-                let args: Vec<Reg> = inputs.iter().map(|words| words[position]).collect();
-                match how {
-                    PointImpl::Pairs => pair_op(lowering, op, out.scalar, *target, &args)?,
-                    PointImpl::F32 | PointImpl::ViaF32 => f32_op(lowering, op, *target, &args)?,
-                }
-            }
-            lowering.flush_words(out, &targets)
-        }
-        PointImpl::ViaF32 => {
-            let mut inputs = Vec::with_capacity(request.inputs.len());
-            for input in &request.inputs {
-                inputs.push(lowering.read_halves(input)?);
-            }
-            let mut results = Vec::with_capacity(out.count);
-            for element in 0..out.count {
-                let mut args = Vec::with_capacity(inputs.len());
-                for (input, halves) in request.inputs.iter().zip(&inputs) {
-                    args.push(lowering.widen(halves[element], input.scalar)?);
-                }
-                let wide = lowering.out.reg(RegClass::F32);
-                f32_op(lowering, op, wide, &args)?;
-                results.push(lowering.narrow(wide, out.scalar)?);
-            }
-            lowering.write_halves(out, &results)
-        }
-    }
-}
-
-/// `d = op(args)` in fp32.
-fn f32_op(
-    lowering: &mut KernelLowering,
-    op: PointOp,
-    d: Reg,
-    args: &[Reg],
-) -> Result<(), LowerError> {
-    let out = &mut lowering.out;
-    let (d, a): (Operand, Operand) = (d.into(), args[0].into());
-    match op {
-        PointOp::Unary(UnaryOp::Relu) => out.emit("max.f32", vec![d, a, Operand::f32(0.0)]),
-        PointOp::Unary(UnaryOp::Exp) => {
-            let scaled = out.reg(RegClass::F32);
-            out.emit("mul.f32", vec![scaled.into(), a, Operand::F32Bits(LOG2_E)])?;
-            out.emit("ex2.approx.f32", vec![d, scaled.into()])
-        }
-        PointOp::Unary(UnaryOp::Exp2) => out.emit("ex2.approx.f32", vec![d, a]),
-        PointOp::Unary(UnaryOp::Rsqrt) => out.emit("rsqrt.approx.f32", vec![d, a]),
-        PointOp::Unary(UnaryOp::Neg) => out.emit("neg.f32", vec![d, a]),
-        PointOp::Unary(UnaryOp::Abs) => out.emit("abs.f32", vec![d, a]),
-        PointOp::Binary(binary) => {
-            let name = match binary {
-                BinaryOp::Add => "add.f32",
-                BinaryOp::Sub => "sub.f32",
-                BinaryOp::Mul => "mul.f32",
-                BinaryOp::Max => "max.f32",
-                BinaryOp::Min => "min.f32",
-            };
-            out.emit(name, vec![d, a, args[1].into()])
-        }
-    }
-}
-
-/// `d = op(args)` on packed pairs of `scalar`.
-fn pair_op(
-    lowering: &mut KernelLowering,
-    op: PointOp,
-    scalar: crate::ir::Scalar,
-    d: Reg,
-    args: &[Reg],
-) -> Result<(), LowerError> {
-    let ty = match scalar {
-        crate::ir::Scalar::Bf16 => "bf16x2",
-        crate::ir::Scalar::Fp16
-        | crate::ir::Scalar::Fp32
-        | crate::ir::Scalar::I32
-        | crate::ir::Scalar::U32 => "f16x2",
-    };
-    let out = &mut lowering.out;
-    let (d, a): (Operand, Operand) = (d.into(), args[0].into());
-    match op {
-        PointOp::Unary(UnaryOp::Relu) => {
-            let zero = out.reg(RegClass::B32);
-            out.emit("mov.b32", vec![zero.into(), imm(0)])?;
-            out.emit(&format!("max.{ty}"), vec![d, a, zero.into()])
-        }
-        PointOp::Unary(UnaryOp::Neg) => out.emit("xor.b32", vec![d, a, imm(0x8000_8000)]),
-        PointOp::Unary(UnaryOp::Abs) => out.emit("and.b32", vec![d, a, imm(0x7fff_7fff)]),
-        PointOp::Binary(binary) => {
-            let name = match binary {
-                BinaryOp::Add => "add",
-                BinaryOp::Sub => "sub",
-                BinaryOp::Mul => "mul",
-                BinaryOp::Max => "max",
-                BinaryOp::Min => "min",
-            };
-            out.emit(&format!("{name}.{ty}"), vec![d, a, args[1].into()])
-        }
-        PointOp::Unary(UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Rsqrt) => {
-            Err(LowerError::unsupported(
-                lowering.out.span(),
-                "a packed exponential or square root was selected",
-                "this is a lowering bug: these go through fp32",
-            ))
-        }
     }
 }
 

@@ -11,6 +11,7 @@ mod arith;
 mod convert;
 mod matrix;
 mod memory;
+mod pointwise;
 mod values;
 mod warp;
 mod wgmma;
@@ -29,7 +30,8 @@ use crate::ir::print::Print;
 use crate::ir::{Memory, SpecKind, SpecStmt};
 use crate::ptx::{Arch, Sm};
 
-pub use arith::{FmaType, PointImpl};
+pub use arith::FmaType;
+pub use pointwise::{PointImpl, PointOp};
 
 /// An atomic spec with its operands and group analysed: what patterns see.
 #[derive(Clone, Debug)]
@@ -135,7 +137,9 @@ pub fn family_of(kind: &SpecKind) -> Option<Family> {
         SpecKind::MatMul {
             asynchronous: true, ..
         } => Some(Family::AsyncMatMul),
-        SpecKind::Unary(_) | SpecKind::Binary(_) => Some(Family::Pointwise),
+        SpecKind::Unary(_) | SpecKind::Binary(_) | SpecKind::Ternary(_) | SpecKind::Select(_) => {
+            Some(Family::Pointwise)
+        }
         SpecKind::Reduction { .. } => Some(Family::Reduction),
         SpecKind::Shfl { .. } => Some(Family::Shfl),
         SpecKind::Init { .. } => Some(Family::Init),
@@ -294,6 +298,8 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)
+        | SpecKind::Ternary(_)
+        | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. }
         | SpecKind::Init { .. } => None,

@@ -124,6 +124,8 @@ fn check_shfl(request: &Request) -> Matched {
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
         | SpecKind::Binary(_)
+        | SpecKind::Ternary(_)
+        | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Init { .. }
         | SpecKind::Generic => 0,
@@ -275,6 +277,8 @@ pub fn emit(
                 | SpecKind::MatMul { .. }
                 | SpecKind::Unary(_)
                 | SpecKind::Binary(_)
+                | SpecKind::Ternary(_)
+                | SpecKind::Select(_)
                 | SpecKind::Shfl { .. }
                 | SpecKind::Init { .. }
                 | SpecKind::Generic => Vec::new(),
