@@ -4,6 +4,7 @@
 //! without the tools, unless GRAPHENE_REQUIRE_PTXAS=1).
 
 mod ptx_support;
+mod support;
 
 use graphene::compile::{Options, compile};
 use graphene::ptx::{Arch, Module};
