@@ -189,7 +189,9 @@ impl Observer for Tally<'_> {
                     let earlier = unpack(packed);
                     let adds = visits[visit].spec.kind.accumulates();
                     let same_thread = earlier.pair == writer.pair;
-                    if !together(earlier) && !(same_thread && adds) && self.double.is_none() {
+                    // An accumulating write by the owning thread adds; anything else repeats.
+                    let repeated = !(together(earlier) || (same_thread && adds));
+                    if repeated && self.double.is_none() {
                         self.double = Some((offset, earlier, writer));
                     }
                 }
