@@ -3,7 +3,8 @@
 //!
 //! Grouped by subject: names `E020x`, integers `E021x`, types and their
 //! operations `E022x`, thread groups and the launch `E023x`, memories
-//! `E024x`, specs `E025x`, control flow `E026x`, kernel attributes `E027x`.
+//! `E024x`, specs `E025x`, control flow `E026x`, kernel attributes `E027x`,
+//! coverage and races `E028x`.
 
 /// A name that is not defined where it is used.
 pub const UNDEFINED: &str = "E0200";
@@ -111,6 +112,10 @@ pub const PENDING_ACCUMULATOR: &str = "E0262";
 /// fp16 would be infinity; `Init<1.5>` on i32 would be 1).
 pub const INIT_OUT_OF_RANGE: &str = "E0263";
 
+/// A `sync` under an `if` whose condition, or a `for` whose bounds, name
+/// the thread id: threads that skip the barrier deadlock the block.
+pub const DIVERGENT_SYNC: &str = "E0264";
+
 /// An occupancy attribute out of range: `min_blocks_per_sm` below 1,
 /// `max_registers` outside 1 to 255.
 pub const BAD_OCCUPANCY: &str = "E0270";
@@ -118,8 +123,20 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 /// past 2048 threads, or block size × `max_registers` past 65536 registers.
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
+/// A decomposition that leaves elements of its output unwritten.
+pub const NOT_COVERED: &str = "E0280";
+/// A decomposition that writes an element of its output twice (or two
+/// threads that add into one element of a `MatMul`'s output).
+pub const WRITTEN_TWICE: &str = "E0281";
+/// Two threads of a block that write one shared element with no `sync`
+/// between the writes.
+pub const UNSYNCHRONISED_WRITES: &str = "E0282";
+/// A note: the coverage of a decomposition could not be decided (too many
+/// writes to enumerate, or an expression not evaluable at sample dims).
+pub const COVERAGE_NOT_PROVED: &str = "E0283";
+
 /// Every checker code, in order.
-pub const ALL: [&str; 45] = [
+pub const ALL: [&str; 50] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -163,6 +180,11 @@ pub const ALL: [&str; 45] = [
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,
     INIT_OUT_OF_RANGE,
+    DIVERGENT_SYNC,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
+    NOT_COVERED,
+    WRITTEN_TWICE,
+    UNSYNCHRONISED_WRITES,
+    COVERAGE_NOT_PROVED,
 ];

@@ -16,8 +16,11 @@
 //! - [`constant_layout`], [`expr_text`], [`tensor_type_text`],
 //!   [`group_type_text`]: what a consumer needs to draw or print checked values.
 
+mod barriers;
 pub mod codes;
+mod coverage;
 mod defs;
+mod enumerate;
 mod env;
 mod groups;
 mod ints;

@@ -82,7 +82,7 @@ impl Checker {
         }
         let occupancy = occupancy?;
         let launch = self.launch.clone().ok_or(Poisoned)?;
-        Ok(ir::Kernel {
+        let checked = ir::Kernel {
             name: kernel.name.text.clone(),
             span: kernel.span,
             dims: self.kernel.dims.clone(),
@@ -94,7 +94,18 @@ impl Checker {
             block: launch.block,
             occupancy,
             root,
-        })
+        };
+        for diagnostic in super::barriers::check_barriers(&checked) {
+            self.report(diagnostic);
+        }
+        // Coverage walks the kernel with its types known: only a kernel
+        // otherwise free of errors gets it, so no fault is reported twice.
+        if !self.diags.iter().any(Diagnostic::is_error) {
+            for diagnostic in super::coverage::check_writes(&checked) {
+                self.report(diagnostic);
+            }
+        }
+        Ok(checked)
     }
 
     /// A statement at kernel scope; returns the spec, if it is one.

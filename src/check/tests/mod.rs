@@ -3,6 +3,7 @@
 //! the REPL session.
 
 mod collective;
+mod coverage;
 mod examples;
 mod rules;
 mod session;

@@ -1,0 +1,465 @@
+//! Stage 2, check: a decomposition writes every element of its output
+//! exactly once, and no two threads of a block write one shared element
+//! between two barriers (docs/language.md §5, "Coverage").
+//!
+//! The kernel is walked ([`super::enumerate`]) at sample values of its dims,
+//! following the outermost spec's output and every shared buffer. Each
+//! element of the output must be written, and by one thread only: a second
+//! overwriting write (`Move`, `Init`, a pointwise or reduction spec) of the
+//! same element is a double write, wherever it comes from; an accumulating
+//! `MatMul` may add into an element many times (over its reduction loop),
+//! but only from the thread that owns it — a second thread adding in is a
+//! lost update. Lanes of one collective instruction that name an element
+//! together write it once. A shared element written by two threads of a
+//! block with no `sync` between is a race. When the walk cannot decide, a
+//! note says why; nothing is rejected on a guess.
+
+use crate::diag::{Diagnostic, Span};
+use crate::expr::Var;
+use crate::ir::{BufferId, BufferKind, Kernel, View};
+use crate::layout::Swizzle;
+
+use super::codes;
+use super::enumerate::{Launch, Observer, Undecided, Visit, Walk, level_offsets, samples};
+
+/// The most elements listed as never written.
+const SHOWN_MISSING: usize = 3;
+
+/// One write: by which `(block, thread)` pair, in which visit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Writer {
+    pair: u32,
+    visit: u32,
+}
+
+/// The elements of a view: which element lives at each buffer offset, and
+/// how to name it.
+struct Elements {
+    /// The elements' offsets, in element order.
+    offsets: Vec<i64>,
+    /// Each mode's extent, innermost level first, first mode first.
+    extents: Vec<i64>,
+    /// Modes per level, innermost level first.
+    modes: Vec<usize>,
+    /// `%name`.
+    name: String,
+}
+
+impl Elements {
+    fn of(
+        kernel: &Kernel,
+        view: &View,
+        swizzle: Option<Swizzle>,
+        dims: &[i64],
+    ) -> Result<Elements, Undecided> {
+        let env = |var: Var| match var {
+            Var::Dim(dim) => dims.get(dim as usize).copied(),
+            Var::ThreadId | Var::BlockId | Var::Loop(_) => None,
+        };
+        let (relative, extents) = level_offsets(&view.ty.levels, &env)?;
+        let base = view
+            .base
+            .eval(&env)
+            .map_err(|error| Undecided::Unevaluable(format!("`{}`: {error}", view.base)))?;
+        let offsets: Vec<i64> = relative
+            .iter()
+            .map(|offset| {
+                let unswizzled = base + offset;
+                swizzle.map_or(unswizzled, |s| s.apply(unswizzled))
+            })
+            .collect();
+        if offsets.iter().any(|offset| *offset < 0) {
+            return Err(Undecided::Unevaluable(format!(
+                "the offsets of {} (one is negative)",
+                view_name(kernel, view.buffer)
+            )));
+        }
+        let modes = view
+            .ty
+            .levels
+            .iter()
+            .rev()
+            .map(|level| level.shape.modes().len())
+            .collect();
+        Ok(Elements {
+            name: view_name(kernel, view.buffer),
+            offsets,
+            extents,
+            modes,
+        })
+    }
+
+    /// The first element at `offset` (a search: for naming one element).
+    fn index(&self, offset: i64) -> Option<usize> {
+        self.offsets.iter().position(|at| *at == offset)
+    }
+
+    /// Element `index` as written in the language: `%x[i, j]`, one bracket
+    /// per level, outermost first.
+    fn describe(&self, index: usize) -> String {
+        let mut rest = index as i64;
+        let mut coordinates: Vec<i64> = Vec::with_capacity(self.extents.len());
+        for extent in &self.extents {
+            coordinates.push(rest % extent);
+            rest /= extent;
+        }
+        let mut levels = Vec::new();
+        let mut at = 0;
+        for count in &self.modes {
+            let level: Vec<String> = coordinates[at..at + count]
+                .iter()
+                .map(i64::to_string)
+                .collect();
+            levels.push(format!("[{}]", level.join(", ")));
+            at += count;
+        }
+        levels.reverse();
+        format!("{}{}", self.name, levels.concat())
+    }
+}
+
+fn view_name(kernel: &Kernel, buffer: BufferId) -> String {
+    kernel
+        .buffers
+        .get(buffer.0 as usize)
+        .map_or_else(String::new, |buffer| format!("%{}", buffer.name))
+}
+
+/// The state of one offset of the output buffer, packed in a `u64` so the
+/// walk touches one word per write: outside the output, not yet written,
+/// or the first writer (`pair << 32 | visit`).
+const OUTSIDE: u64 = u64::MAX;
+const UNWRITTEN: u64 = u64::MAX - 1;
+
+fn pack(writer: Writer) -> u64 {
+    (u64::from(writer.pair) << 32) | u64::from(writer.visit)
+}
+
+fn unpack(word: u64) -> Writer {
+    Writer {
+        pair: (word >> 32) as u32,
+        visit: word as u32,
+    }
+}
+
+/// What the walk found.
+struct Tally<'e> {
+    output: BufferId,
+    launch: &'e Launch,
+    /// Each offset of the output buffer: [`OUTSIDE`], [`UNWRITTEN`] or
+    /// its first writer.
+    first: Vec<u64>,
+    double: Option<(i64, Writer, Writer)>,
+    /// Where each shared buffer's elements start in `last_shared`, block 0
+    /// (`None` for other buffers), and the elements of one block.
+    shared_start: Vec<Option<usize>>,
+    shared_per_block: usize,
+    /// The last write of each shared element of each block, with the
+    /// barrier interval it fell in.
+    last_shared: Vec<Option<(u32, Writer)>>,
+    /// Barriers so far: the current interval.
+    interval: u32,
+    race: Option<(BufferId, i64, Writer, Writer)>,
+}
+
+impl Observer for Tally<'_> {
+    fn write(
+        &mut self,
+        visits: &[Visit<'_>],
+        visit: usize,
+        buffer: BufferId,
+        pair: usize,
+        offset: i64,
+    ) {
+        let writer = Writer {
+            pair: pair as u32,
+            visit: visit as u32,
+        };
+        // Lanes of one collective instruction write an element they share once.
+        let together = |earlier: Writer| earlier.visit == writer.visit && visits[visit].collective;
+        if buffer == self.output
+            && let Some(word) = usize::try_from(offset)
+                .ok()
+                .and_then(|at| self.first.get_mut(at))
+        {
+            match *word {
+                OUTSIDE => {}
+                UNWRITTEN => *word = pack(writer),
+                packed => {
+                    let earlier = unpack(packed);
+                    let adds = visits[visit].spec.kind.accumulates();
+                    let same_thread = earlier.pair == writer.pair;
+                    // An accumulating write by the owning thread adds; anything else repeats.
+                    let repeated = !(together(earlier) || (same_thread && adds));
+                    if repeated && self.double.is_none() {
+                        self.double = Some((offset, earlier, writer));
+                    }
+                }
+            }
+        }
+        let Some(start) = self.shared_start.get(buffer.0 as usize).copied().flatten() else {
+            return;
+        };
+        let block = pair / self.launch.block;
+        let Some(slot) = usize::try_from(offset)
+            .ok()
+            .map(|offset| block * self.shared_per_block + start + offset)
+            .and_then(|at| self.last_shared.get_mut(at))
+        else {
+            return;
+        };
+        if let Some((interval, earlier)) = *slot
+            && interval == self.interval
+            && earlier.pair != writer.pair
+            && !together(earlier)
+            && self.race.is_none()
+        {
+            self.race = Some((buffer, offset, earlier, writer));
+        }
+        *slot = Some((self.interval, writer));
+    }
+
+    fn barrier(&mut self) {
+        self.interval += 1;
+    }
+}
+
+/// The coverage and race diagnostics of a checked kernel: errors where the
+/// walk shows a fault, a note where it cannot decide, nothing otherwise.
+pub(super) fn check_writes(kernel: &Kernel) -> Vec<Diagnostic> {
+    let Some(body_owner) = kernel.root.body.as_ref().map(|_| &kernel.root) else {
+        return Vec::new();
+    };
+    let Some(samples) = samples(kernel) else {
+        return vec![undecided(
+            kernel,
+            "no values of the dims meet the launch requirements when each is set alone",
+        )];
+    };
+    for dims in samples {
+        for output in &body_owner.outputs {
+            match check_sample(kernel, output, &dims) {
+                Ok(found) if found.is_empty() => {}
+                Ok(found) => return found,
+                Err(Undecided::TooLarge) => {
+                    return vec![undecided(
+                        kernel,
+                        &format!(
+                            "too large to enumerate (more than {} writes{})",
+                            super::enumerate::WRITE_BUDGET,
+                            sample_text(kernel, &dims)
+                        ),
+                    )];
+                }
+                Err(Undecided::Unevaluable(reason)) => {
+                    return vec![undecided(kernel, &format!("cannot evaluate {reason}"))];
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn check_sample(
+    kernel: &Kernel,
+    output: &View,
+    dims: &[i64],
+) -> Result<Vec<Diagnostic>, Undecided> {
+    let env = |var: Var| match var {
+        Var::Dim(dim) => dims.get(dim as usize).copied(),
+        Var::ThreadId | Var::BlockId | Var::Loop(_) => None,
+    };
+    let size = |levels: &[crate::ir::Level]| -> Result<usize, Undecided> {
+        let (offsets, _) = level_offsets(levels, &env)?;
+        Ok(offsets.len())
+    };
+    let launch = Launch {
+        dims: dims.to_vec(),
+        grid: size(&kernel.grid.levels)?,
+        block: size(&kernel.block.levels)?,
+    };
+    let elements = Elements::of(kernel, output, output.ty.swizzle, dims)?;
+    // Shared buffers side by side, one copy per block.
+    let mut shared_start = vec![None; kernel.buffers.len()];
+    let mut shared_per_block = 0usize;
+    for (index, buffer) in kernel.buffers.iter().enumerate() {
+        if buffer.kind == BufferKind::Shared {
+            let elements = buffer.elements.eval(&env).map_err(|error| {
+                Undecided::Unevaluable(format!("`{}`: {error}", buffer.elements))
+            })?;
+            shared_start[index] = Some(shared_per_block);
+            shared_per_block += usize::try_from(elements).unwrap_or(0);
+        }
+    }
+    if (shared_per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
+        return Err(Undecided::TooLarge);
+    }
+    let top = elements.offsets.iter().copied().max().unwrap_or(0);
+    if top as u64 >= super::enumerate::WRITE_BUDGET {
+        return Err(Undecided::TooLarge);
+    }
+    let mut first = vec![OUTSIDE; top as usize + 1];
+    for offset in &elements.offsets {
+        first[*offset as usize] = UNWRITTEN;
+    }
+    let mut tally = Tally {
+        output: output.buffer,
+        launch: &launch,
+        first,
+        double: None,
+        shared_start,
+        shared_per_block,
+        last_shared: vec![None; shared_per_block * launch.grid],
+        interval: 0,
+        race: None,
+    };
+    let followed = |buffer: BufferId| {
+        buffer == output.buffer
+            || kernel
+                .buffers
+                .get(buffer.0 as usize)
+                .is_some_and(|b| b.kind == BufferKind::Shared)
+    };
+    let visits = Walk::run(kernel, &launch, &followed, &mut tally)?;
+    let writer = |who: Writer| describe_writer(kernel, &launch, &visits, who);
+    let at = sample_text(kernel, dims);
+    let mut found = Vec::new();
+    if let Some((buffer, offset, earlier, later)) = tally.race {
+        let element = match kernel.buffers.get(buffer.0 as usize) {
+            Some(declared) => {
+                let declared_view = View {
+                    buffer,
+                    base: crate::expr::Expr::Const(0),
+                    ty: declared.ty.clone(),
+                    span: declared.span,
+                };
+                Elements::of(kernel, &declared_view, declared.ty.swizzle, dims)
+                    .ok()
+                    .and_then(|all| all.index(offset).map(|index| all.describe(index)))
+                    .unwrap_or_else(|| format!("%{} at offset {offset}", declared.name))
+            }
+            None => format!("offset {offset}"),
+        };
+        found.push(
+            Diagnostic::error(
+                codes::UNSYNCHRONISED_WRITES,
+                format!("two threads write `{element}` with no `sync` between"),
+                visits[later.visit as usize].spec.span,
+            )
+            .with_label(format!("written here by {}", writer(later)))
+            .with_secondary(
+                visits[earlier.visit as usize].spec.span,
+                format!("and here by {}", writer(earlier)),
+            )
+            .with_note(format!(
+                "threads of a block that write one shared element race unless a barrier orders them{at}"
+            ))
+            .with_help("give each thread its own elements, or put a `sync` between the two writes"),
+        );
+    }
+    if let Some((offset, earlier, later)) = tally.double {
+        let index = elements.index(offset).unwrap_or(0);
+        found.push(
+            Diagnostic::error(
+                codes::WRITTEN_TWICE,
+                format!("`{}` is written twice", elements.describe(index)),
+                visits[later.visit as usize].spec.span,
+            )
+            .with_label(format!("written again here by {}", writer(later)))
+            .with_secondary(
+                visits[earlier.visit as usize].spec.span,
+                format!("first written here by {}", writer(earlier)),
+            )
+            .with_note(format!(
+                "a decomposition writes each element of its output exactly once \
+                 (a `MatMul` adds into its elements from the one thread that owns them){at}"
+            ))
+            .with_help("check how the tiles are assigned to blocks, threads and loop iterations"),
+        );
+    }
+    let missing: Vec<usize> = (0..elements.offsets.len())
+        .filter(|index| tally.first[elements.offsets[*index] as usize] == UNWRITTEN)
+        .collect();
+    if !missing.is_empty() {
+        let mut shown: Vec<String> = missing
+            .iter()
+            .take(SHOWN_MISSING)
+            .map(|index| elements.describe(*index))
+            .collect();
+        if missing.len() > SHOWN_MISSING {
+            shown.push("…".to_string());
+        }
+        found.push(
+            Diagnostic::error(
+                codes::NOT_COVERED,
+                format!(
+                    "the decomposition leaves {} of the {} elements of `{}` unwritten",
+                    missing.len(),
+                    elements.offsets.len(),
+                    elements.name
+                ),
+                output.span,
+            )
+            .with_label(format!("never written: {}", shown.join(", ")))
+            .with_note(format!(
+                "a decomposition writes each element of its output exactly once, \
+                 across its blocks, threads and loop iterations{at}"
+            ))
+            .with_help("check the launch groups' sizes against the tiles they are given"),
+        );
+    }
+    Ok(found)
+}
+
+/// `block B, thread T (k = 1, i = 0)`.
+fn describe_writer(kernel: &Kernel, launch: &Launch, visits: &[Visit<'_>], who: Writer) -> String {
+    let mut text = format!(
+        "block {}, thread {}",
+        who.pair as usize / launch.block,
+        who.pair as usize % launch.block
+    );
+    let loops: Vec<String> = visits[who.visit as usize]
+        .loops
+        .iter()
+        .map(|(var, value)| {
+            let name = kernel
+                .loops
+                .get(*var as usize)
+                .map_or("?", |named| named.name.as_str());
+            format!("{name} = {value}")
+        })
+        .collect();
+    if !loops.is_empty() {
+        text.push_str(&format!(" ({})", loops.join(", ")));
+    }
+    text
+}
+
+/// `"; checked with B = 1, K = 64"`, or nothing for a kernel without dims.
+fn sample_text(kernel: &Kernel, dims: &[i64]) -> String {
+    if dims.is_empty() {
+        return String::new();
+    }
+    let values: Vec<String> = kernel
+        .dims
+        .iter()
+        .zip(dims)
+        .map(|(dim, value)| format!("{} = {value}", dim.name))
+        .collect();
+    format!("; checked with {}", values.join(", "))
+}
+
+fn undecided(kernel: &Kernel, reason: &str) -> Diagnostic {
+    let span: Span = kernel
+        .root
+        .outputs
+        .first()
+        .map_or(kernel.root.span, |output| output.span);
+    Diagnostic::new(
+        crate::diag::Severity::Note,
+        codes::COVERAGE_NOT_PROVED,
+        format!("coverage not proved: {reason}"),
+        span,
+    )
+    .with_label("whether each element is written once was not checked")
+}

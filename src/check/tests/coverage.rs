@@ -1,0 +1,87 @@
+//! Coverage: every example is proved to write its output exactly once
+//! (no error, no note), within the time a compile can afford; a kernel too
+//! large to enumerate gets the note, not an error; an accumulating
+//! `MatMul` may add into its elements from one thread only.
+
+use std::time::{Duration, Instant};
+
+use super::codes_of;
+use crate::check::check_file_warned;
+use crate::check::codes;
+use crate::syntax::parse_file;
+
+#[test]
+fn every_example_is_proved_covered() {
+    let dir = format!("{}/examples", env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("examples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|ext| ext != "gph") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).expect("example");
+        let file = parse_file("example.gph", &src).expect("parses");
+        let start = Instant::now();
+        let (_, warnings) =
+            check_file_warned(&file, &[]).unwrap_or_else(|d| panic!("{}: {d:#?}", path.display()));
+        let spent = start.elapsed();
+        assert!(warnings.is_empty(), "{}: {warnings:#?}", path.display());
+        // Generous against a loaded machine; an unoptimised build is slower.
+        if !cfg!(debug_assertions) {
+            assert!(
+                spent < Duration::from_millis(1000),
+                "{}: checked in {spent:?}",
+                path.display()
+            );
+        }
+        seen += 1;
+    }
+    assert!(seen >= 10, "only {seen} examples");
+}
+
+#[test]
+fn a_kernel_past_the_budget_gets_a_note() {
+    // 4096 blocks × 1024 threads × 2 elements: 2^23 writes.
+    let src = "%a:[2, 1024, 4096].fp32.GL\n#b:[4096].block\n#t:[1024].thread\n\
+               %a <- Init<0.0><<<#b, #t>>>() {\n\
+               @i = #b.indices()\n@j = #t.indices()\n\
+               #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+               %a[_, @j, @i] <- Init<0.0><<<#one, #me>>>()\n}\n";
+    let file = parse_file("big.gph", src).expect("parses");
+    let (_, warnings) = check_file_warned(&file, &[]).expect("accepted");
+    let found: Vec<&str> = warnings.iter().map(|d| d.code).collect();
+    assert_eq!(found, [codes::COVERAGE_NOT_PROVED]);
+    assert!(warnings[0].message.contains("too large to enumerate"));
+}
+
+const ACCUMULATE: &str = "%a:[4, 4].fp32.GL\n%b:[4, 4].fp32.GL\n%c:[4, 4].fp32.GL\n\
+    #b:[1].block\n#t:[THREADS].thread\n\
+    %c <- MatMul<<<#b, #t>>>(%a, %b) {\n\
+    @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+    for (k = 0; k < 4; k += 1) {\n for (n = 0; n < 4; n += 1) {\n\
+    %c[@i % 4, n] <- MatMul<<<#one, #me>>>(%a[@i % 4, k], %b[k, n])\n}}\n}\n";
+
+#[test]
+fn a_matmul_adds_into_an_element_from_one_thread_only() {
+    // Four threads, one row each, adding over k: covered.
+    assert_eq!(
+        codes_of(&ACCUMULATE.replace("THREADS", "4")),
+        Vec::<&str>::new()
+    );
+    // Eight threads: rows 0..3 get a second thread adding in.
+    assert_eq!(
+        codes_of(&ACCUMULATE.replace("THREADS", "8")),
+        [codes::WRITTEN_TWICE]
+    );
+}
+
+#[test]
+fn a_barrier_on_the_block_id_is_accepted() {
+    let src = "%a:[64, 2].fp32.GL\n#b:[2].block\n#t:[64].thread\n\
+               %a <- Init<0.0><<<#b, #t>>>() {\n\
+               @i = #b.indices()\n@j = #t.indices()\n\
+               #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+               if (@i == 0) {\n sync\n}\n\
+               %a[@j, @i] <- Init<0.0><<<#one, #me>>>()\n}\n";
+    assert_eq!(codes_of(src), Vec::<&str>::new());
+}
