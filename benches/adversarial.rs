@@ -87,9 +87,17 @@ fn main() {
         .and_then(|at| args.get(at + 1))
         .and_then(|value| value.parse().ok())
         .unwrap_or(1.0);
+    // `--only TEXT` runs the families whose name contains it.
+    let only = args
+        .iter()
+        .position(|arg| arg == "--only")
+        .and_then(|at| args.get(at + 1));
     println!("| family | input | time | peak memory | outcome |");
     println!("|---|---|---|---|---|");
     for family in adversarial_support::families() {
+        if only.is_some_and(|only| !family.name.contains(only.as_str())) {
+            continue;
+        }
         let count = if benching {
             ((family.bench_count as f64 * scale) as usize).max(1)
         } else {
