@@ -106,6 +106,9 @@ pub const PENDING_ACCUMULATOR: &str = "E0262";
 /// An `Init` value its output's element type cannot hold (`Init<70000>` on
 /// fp16 would be infinity; `Init<1.5>` on i32 would be 1).
 pub const INIT_OUT_OF_RANGE: &str = "E0263";
+/// An index value past 32 bits: a tensor offset at or past 2^32, or a loop
+/// counter whose last step passes 2^32 (the lowering's registers are `.u32`).
+pub const PAST_32_BITS: &str = "E0264";
 
 /// An occupancy attribute out of range: `min_blocks_per_sm` below 1,
 /// `max_registers` outside 1 to 255.
@@ -115,7 +118,7 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 44] = [
+pub const ALL: [&str; 45] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -158,6 +161,7 @@ pub const ALL: [&str; 44] = [
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,
     INIT_OUT_OF_RANGE,
+    PAST_32_BITS,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
 ];

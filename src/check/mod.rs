@@ -30,6 +30,7 @@ mod stmts;
 mod symbolic;
 mod types;
 mod views;
+mod widths;
 
 #[cfg(test)]
 mod tests;
@@ -43,7 +44,7 @@ use crate::syntax::ast::{ConstDef, File, Item};
 use env::{Checker, ConstEntry};
 
 pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
-pub use groups::MAX_BLOCK_SIZE;
+pub use groups::{MAX_BLOCK_SIZE, MAX_GRID_SIZE};
 pub use session::{Session, Shown};
 pub use symbolic::constant_layout;
 
