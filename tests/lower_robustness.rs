@@ -25,11 +25,9 @@ fn corpus() -> Vec<String> {
             .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
             .collect();
         paths.sort();
-        texts.extend(
-            paths
-                .iter()
-                .map(|path| std::fs::read_to_string(path).unwrap()),
-        );
+        texts.extend(paths.iter().map(|path| {
+            String::from_utf8_lossy(&std::fs::read(path).expect("readable")).into_owned()
+        }));
     }
     texts
 }

@@ -111,6 +111,9 @@ pub const PENDING_ACCUMULATOR: &str = "E0262";
 /// An `Init` value its output's element type cannot hold (`Init<70000>` on
 /// fp16 would be infinity; `Init<1.5>` on i32 would be 1).
 pub const INIT_OUT_OF_RANGE: &str = "E0263";
+/// An index value past 32 bits: a tensor offset at or past 2^32, or a loop
+/// counter whose last step passes 2^32 (the lowering's registers are `.u32`).
+pub const PAST_32_BITS: &str = "E0265";
 
 /// A `sync` under an `if` whose condition, or a `for` whose bounds, name
 /// the thread id: threads that skip the barrier deadlock the block.
@@ -136,7 +139,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 50] = [
+pub const ALL: [&str; 51] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -181,6 +184,7 @@ pub const ALL: [&str; 50] = [
     PENDING_ACCUMULATOR,
     INIT_OUT_OF_RANGE,
     DIVERGENT_SYNC,
+    PAST_32_BITS,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
     NOT_COVERED,

@@ -137,6 +137,7 @@ impl Checker {
                 ));
             }
         }
+        self.tensor_fits(&levels, written.span);
         let ty = TensorType {
             levels,
             scalar: written.scalar,

@@ -20,6 +20,10 @@ type DigitMode = (Tuple<Expr>, Tuple<Expr>);
 /// The largest number of threads in a block (`maxThreadsPerBlock`).
 pub const MAX_BLOCK_SIZE: i64 = 1024;
 
+/// The most blocks in a grid (`gridDim.x` is at most 2^31 − 1); block ids
+/// are `.u32` values below it.
+pub const MAX_GRID_SIZE: i64 = i32::MAX as i64;
+
 /// Whether the levels number their ids column-major, innermost level
 /// first — the numbering of a declaration written without strides, and
 /// the only one the checker can verify when extents are symbolic.
@@ -305,6 +309,22 @@ impl Checker {
             ));
         }
         let grid_layout = constant_flat_layout(&b.ty.levels);
+        if let Some(grid_size) = grid_layout.as_ref().map(Layout::size)
+            && grid_size > MAX_GRID_SIZE
+        {
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::BAD_LAUNCH_SIZE,
+                    format!("a grid of {grid_size} blocks"),
+                    spec.blocks.span,
+                )
+                .with_label(format!(
+                    "more than the {MAX_GRID_SIZE} blocks a grid can have"
+                ))
+                .with_note("block ids are 32-bit values; a larger grid cannot be launched")
+                .with_help("give each block more work, so that fewer blocks cover the problem"),
+            ));
+        }
         let threads_compact = compact(&block_layout);
         let blocks_compact = match &grid_layout {
             Some(layout) => compact(layout),

@@ -34,6 +34,7 @@ mod stmts;
 mod symbolic;
 mod types;
 mod views;
+mod widths;
 
 #[cfg(test)]
 mod tests;
@@ -48,7 +49,7 @@ use crate::syntax::ast::{ConstDef, File, Item, Name};
 use env::{Checker, ConstEntry};
 
 pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
-pub use groups::MAX_BLOCK_SIZE;
+pub use groups::{MAX_BLOCK_SIZE, MAX_GRID_SIZE};
 pub use occupancy::registers_per_thread;
 pub use session::{Session, Shown};
 pub use symbolic::constant_layout;
@@ -90,32 +91,42 @@ pub fn check_file_warned(
             diags.push(unknown_define(name, *value, &const_spans));
         }
     }
+    // The constants defined above the item being checked, and those below
+    // it: each item moves them into its checker and takes them back (no
+    // checker changes them), so a file of n constants costs O(n log n).
     let mut consts: BTreeMap<String, ConstEntry> = BTreeMap::new();
+    let mut later: BTreeMap<String, Span> = BTreeMap::new();
+    for (_, def) in &const_spans {
+        later.insert(def.name.text.clone(), def.name.span);
+    }
     let mut kernels = Vec::new();
     let mut kernel_names: BTreeMap<String, Span> = BTreeMap::new();
-    for (index, item) in file.items.iter().enumerate() {
-        let later: BTreeMap<String, Span> = const_spans
-            .iter()
-            .filter(|(at, _)| *at > index)
-            .map(|(_, def)| (def.name.text.clone(), def.name.span))
-            .collect();
+    for item in &file.items {
         match item {
             Item::Const(def) => {
-                let mut checker = Checker::new(consts.clone(), later);
+                // A constant defined twice is "later" until its last definition.
+                if later.get(&def.name.text) == Some(&def.name.span) {
+                    later.remove(&def.name.text);
+                }
+                let mut checker =
+                    Checker::new(std::mem::take(&mut consts), std::mem::take(&mut later));
                 let define = defines
                     .iter()
                     .rev()
                     .find(|(name, _)| *name == def.name.text);
                 let entry = checker.const_def(def, define.map(|(_, value)| *value));
                 diags.append(&mut checker.diags);
+                (consts, later) = (checker.consts, checker.later_consts);
                 if let Some(entry) = entry {
                     consts.insert(def.name.text.clone(), entry);
                 }
             }
             Item::Kernel(kernel) => {
-                let mut checker = Checker::new(consts.clone(), later);
+                let mut checker =
+                    Checker::new(std::mem::take(&mut consts), std::mem::take(&mut later));
                 let checked = checker.kernel(kernel);
                 diags.append(&mut checker.diags);
+                (consts, later) = (checker.consts, checker.later_consts);
                 if let Some(&first) = kernel_names.get(&kernel.name.text) {
                     diags.push(
                         Diagnostic::error(

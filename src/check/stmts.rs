@@ -286,6 +286,11 @@ impl Checker {
                 None => {}
             }
         }
+        if let (Ok(hi), Ok(step)) = (&hi, &step)
+            && step.as_const().is_none_or(|step| step > 0)
+        {
+            self.loop_counter_fits(hi, step, for_loop.step.span);
+        }
         let constant = |value: &Checked<Expr>| value.as_ref().ok().and_then(Expr::as_const);
         let constant_bounds = match (constant(&lo), constant(&hi), constant(&step)) {
             (Some(lo), Some(hi), Some(step)) => Some((lo, hi, step)),

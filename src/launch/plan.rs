@@ -10,8 +10,8 @@ use crate::expr::{Expr, Var};
 use crate::ir::{BufferKind, GroupType, Kernel, Memory, Requirement, Scalar};
 use crate::reference::{Contract, ContractKind, MatMulShape, ResolvedView};
 
-/// Most blocks in the x dimension of a grid.
-pub const MAX_GRID_BLOCKS: i64 = i32::MAX as i64;
+/// Most blocks in the x dimension of a grid (the checker's bound).
+pub const MAX_GRID_BLOCKS: i64 = crate::check::MAX_GRID_SIZE;
 /// Most threads in one block.
 pub const MAX_BLOCK_THREADS: i64 = 1024;
 

@@ -99,13 +99,14 @@ pub(crate) fn recover(state: &State, from: u32, error_at: u32) -> u32 {
         .tokens
         .partition_point(|token| token.span.start < from);
     let mut depth = 0usize;
-    for token in &state.tokens[first..] {
+    for (at, token) in state.tokens.iter().enumerate().skip(first) {
         let start = token.span.start;
         let text = token.text(src);
         let past = start > from && start >= error_at;
         if past
             && depth == 0
-            && (text == "}" || (starts_line(src, start) && starts_statement(token.kind, text)))
+            && (text == "}"
+                || (starts_statement(token.kind, text) && starts_line(state, at, start)))
         {
             return start;
         }
@@ -119,10 +120,18 @@ pub(crate) fn recover(state: &State, from: u32, error_at: u32) -> u32 {
     src.len() as u32
 }
 
-fn starts_line(src: &str, offset: u32) -> bool {
-    let before = &src[..offset as usize];
-    let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
-    before[line_start..].trim().is_empty()
+/// Whether the token `at` (starting at `offset`) is the first of its line.
+/// Only the gap after the token before it is read, never the whole line, so
+/// that recovering on a megabyte-long line stays linear.
+fn starts_line(state: &State, at: usize, offset: u32) -> bool {
+    let gap_start = at
+        .checked_sub(1)
+        .map_or(0, |previous| state.tokens[previous].span.end as usize);
+    let gap = &state.src[gap_start..offset as usize];
+    match gap.rfind('\n') {
+        Some(newline) => gap[newline + 1..].trim().is_empty(),
+        None => at == 0 && gap.trim().is_empty(),
+    }
 }
 
 fn starts_statement(kind: TokenKind, text: &str) -> bool {

@@ -20,6 +20,7 @@ mod wgmma;
 mod tests;
 
 use std::cmp::Reverse;
+use std::sync::OnceLock;
 
 use super::error::{Candidate, LowerError, NoMatch, OperandNote};
 use super::group::GroupInfo;
@@ -247,8 +248,14 @@ impl Pattern {
 }
 
 /// Every entry of the catalogue, in order of preference: the first that
-/// accepts a spec is used.
-pub fn catalogue() -> Vec<Pattern> {
+/// accepts a spec is used. Built once: every atomic spec (each unrolled
+/// iteration's included) is matched against it.
+pub fn catalogue() -> &'static [Pattern] {
+    static CATALOGUE: OnceLock<Vec<Pattern>> = OnceLock::new();
+    CATALOGUE.get_or_init(build_catalogue)
+}
+
+fn build_catalogue() -> Vec<Pattern> {
     let mut all = Vec::new();
     all.extend(memory::patterns().into_iter().map(Pattern::Memory));
     all.extend(matrix::patterns().into_iter().map(Pattern::Matrix));
@@ -266,14 +273,20 @@ pub const CANDIDATES_SHOWN: usize = 4;
 /// nearest ones: same family first, then those that got furthest, then
 /// catalogue order.
 pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
+    let family = family_of(&request.kind);
     let mut rejected = Vec::new();
-    for (position, pattern) in catalogue().into_iter().enumerate() {
+    for (position, pattern) in catalogue().iter().enumerate() {
+        // An entry of another family cannot match and is never shown as
+        // near: skipped before its rejection is put in words, which would
+        // cost every unrolled statement a formatted string per entry.
+        if Some(pattern.family()) != family {
+            continue;
+        }
         match pattern.check(request) {
-            Ok(plan) => return Ok((pattern, plan)),
+            Ok(plan) => return Ok((pattern.clone(), plan)),
             Err(reject) => rejected.push((position, pattern, reject)),
         }
     }
-    let family = family_of(&request.kind);
     // Entries of another family, or of another operation of the same family
     // (`max.f32` for an `exp`), are not near.
     rejected.retain(|(_, pattern, reject)| {
