@@ -6,6 +6,8 @@
 //! and by the benchmark harness's reader (`benches/harness.py`) when python3
 //! is installed.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -94,15 +96,7 @@ fn evaluate(text: &str, value_of: &dyn Fn(&str) -> i64) -> i64 {
 }
 
 fn examples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
-        .map(|path| format!("examples/{}", path.file_name().unwrap().to_string_lossy()))
-        .collect();
-    names.sort();
-    names
+    support::examples::paths()
 }
 
 #[test]
@@ -166,8 +160,9 @@ fn every_example_manifest_agrees_with_the_launch_plan() {
 fn the_harness_reads_the_manifest_as_the_plan_does() {
     let python = Command::new("python3").arg("--version").output();
     if !python.is_ok_and(|out| out.status.success()) {
-        eprintln!(
-            "skipped: python3 is not installed (the harness's manifest reader is not exercised)"
+        support::skip::skip(
+            "python3 missing",
+            "the harness's manifest reader is not exercised",
         );
         return;
     }

@@ -17,15 +17,7 @@ fn ptxgen(args: &[&str]) -> Output {
 }
 
 fn examples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "gph"))
-        .map(|path| format!("examples/{}", path.file_name().unwrap().to_string_lossy()))
-        .collect();
-    names.sort();
-    names
+    support::examples::paths()
 }
 
 fn stderr(output: &Output) -> String {

@@ -1,5 +1,6 @@
 //! Support code shared by every test crate of the workspace: the one
-//! golden-file harness and the one way to skip a test visibly.
+//! golden-file harness, the one way to skip a test visibly, and the list
+//! of example kernels.
 //!
 //! Integration tests include it with `mod support;`; the REPL crate's tests
 //! and the library's unit tests include the same files by `#[path]`, so that
@@ -8,5 +9,6 @@
 
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod examples;
 pub mod golden;
 pub mod skip;
