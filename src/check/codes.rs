@@ -114,6 +114,8 @@ pub const INIT_OUT_OF_RANGE: &str = "E0263";
 /// An index value past 32 bits: a tensor offset at or past 2^32, or a loop
 /// counter whose last step passes 2^32 (the lowering's registers are `.u32`).
 pub const PAST_32_BITS: &str = "E0265";
+/// A swizzle that moves an offset of its tensor outside the tensor.
+pub const SWIZZLE_OUTSIDE: &str = "E0266";
 
 /// A `sync` under an `if` whose condition, or a `for` whose bounds, name
 /// the thread id: threads that skip the barrier deadlock the block.
@@ -139,7 +141,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 51] = [
+pub const ALL: [&str; 52] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -185,6 +187,7 @@ pub const ALL: [&str; 51] = [
     INIT_OUT_OF_RANGE,
     DIVERGENT_SYNC,
     PAST_32_BITS,
+    SWIZZLE_OUTSIDE,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
     NOT_COVERED,

@@ -5,9 +5,10 @@
 //! sizes). A definition (`%x (: T)? = e`, `#g (: G)? = e`) names a computed
 //! value, after comparing it with the annotation if there is one.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
 use crate::ir::{Buffer, BufferId, BufferKind, GroupType, Memory, TensorType, View};
+use crate::layout::Swizzle;
 use crate::syntax::ast::{ExprKind, GroupDef, TensorDef};
 
 use super::codes;
@@ -138,6 +139,9 @@ impl Checker {
             }
         }
         self.tensor_fits(&levels, written.span);
+        if let (Some(swizzle), Some(elements)) = (written.swizzle, cosize(&levels).as_const()) {
+            self.swizzle_stays_inside(swizzle, elements, written.span);
+        }
         let ty = TensorType {
             levels,
             scalar: written.scalar,
@@ -216,6 +220,39 @@ impl Checker {
             &def.name,
             Binding::Group(group.ok()),
             kernel_declaration,
+        );
+    }
+}
+
+/// Most offsets whose swizzled image is checked one by one: more than any
+/// shared tensor holds (227 KiB of bytes).
+const SWIZZLE_CHECK_LIMIT: i64 = 1 << 18;
+
+impl Checker {
+    /// A swizzle must permute the offsets of its buffer among themselves:
+    /// an offset `o < elements` whose image `swizzle(o)` is not below
+    /// `elements` would be read or written outside the buffer.
+    fn swizzle_stays_inside(&mut self, swizzle: Swizzle, elements: i64, span: Span) {
+        let escaping = (0..elements.min(SWIZZLE_CHECK_LIMIT))
+            .map(|offset| (offset, swizzle.apply(offset)))
+            .find(|&(_, image)| !(0..elements).contains(&image));
+        let Some((offset, image)) = escaping else {
+            return;
+        };
+        self.report(
+            Diagnostic::error(
+                codes::SWIZZLE_OUTSIDE,
+                format!("this swizzle moves element {offset} of a {elements}-element tensor to offset {image}"),
+                span,
+            )
+            .with_label(format!(
+                "Swizzle<{},{},{}> maps offsets of this tensor outside it",
+                swizzle.bits(),
+                swizzle.base(),
+                swizzle.shift()
+            ))
+            .with_note("a swizzle must permute the tensor's own offsets: its XOR may only move bits below the tensor's size")
+            .with_help("use a swizzle whose bits lie below the tensor's size, e.g. `Swizzle<3,3,3>` on a tensor of a multiple of 512 elements"),
         );
     }
 }
