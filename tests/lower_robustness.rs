@@ -3,13 +3,17 @@
 //! replaced by other sizes) that still parse and check are lowered for
 //! several targets. The lowering must never panic; a rejection has at least
 //! one diagnostic whose spans lie inside the input; an accepted program
-//! writes as PTX.
+//! writes as PTX, and a sample of the accepted ones (every
+//! [`ASSEMBLE_EVERY`]-th) is assembled by ptxas for the module's own target:
+//! what the compiler accepts, ptxas must accept.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
+mod support;
+
 use graphene::compile::{Options, check, compile};
-use graphene::ptx::Arch;
+use graphene::ptx::{Arch, tools};
 use graphene::syntax::tokenize;
 
 /// Sizes that make shapes odd, tiny, huge, misaligned or exact.
@@ -62,6 +66,27 @@ fn mutations(text: &str) -> Vec<String> {
     out
 }
 
+/// Every this-many-th accepted mutant is assembled by ptxas (a few hundred
+/// per run: ptxas takes tens of milliseconds a module).
+const ASSEMBLE_EVERY: usize = 16;
+
+/// Assembles the PTX of an accepted mutant for the target its module
+/// names; a refusal is a compiler bug (it accepted what ptxas refuses).
+fn assembles(src: &str, arch: Option<Arch>) {
+    let options = Options {
+        arch,
+        annotate: true,
+        ..Options::default()
+    };
+    let compiled = compile("mutant.gph", src, &options).expect("accepted before");
+    let module = compiled.module.as_ref().expect("a lowered module");
+    let target = module.target().expect("a target").name();
+    let ptx = compiled.ptx().expect("PTX");
+    if let Err(error) = tools::assemble(ptx, target) {
+        panic!("ptxas refused an accepted program ({arch:?}, {target}): {error}\n{src}");
+    }
+}
+
 /// Lowers `src` if it checks; `Some(accepted)` then, `None` if the front
 /// end rejects it.
 fn lower(src: &str, arch: Option<Arch>) -> Option<bool> {
@@ -98,15 +123,27 @@ fn lower(src: &str, arch: Option<Arch>) -> Option<bool> {
 }
 
 #[test]
-fn mutated_programs_never_make_the_lowering_panic() {
-    let (mut lowered, mut rejected, mut inputs) = (0, 0, 0);
+fn mutated_programs_never_make_the_lowering_panic_and_assemble() {
+    let ptxas = tools::ptxas_path().is_ok();
+    if !ptxas {
+        support::skip::skip_without_tools(
+            "ptxas is not installed: accepted mutants are not assembled",
+        );
+    }
+    let (mut lowered, mut rejected, mut inputs, mut assembled) = (0, 0, 0, 0);
     for text in corpus() {
         for mutant in spread(mutations(&text)) {
             inputs += 1;
             for arch in [None, Some(Arch::Sm70)] {
                 let outcome = catch_unwind(AssertUnwindSafe(|| lower(&mutant, arch)));
                 match outcome {
-                    Ok(Some(true)) => lowered += 1,
+                    Ok(Some(true)) => {
+                        lowered += 1;
+                        if ptxas && lowered % ASSEMBLE_EVERY == 0 {
+                            assembles(&mutant, arch);
+                            assembled += 1;
+                        }
+                    }
                     Ok(Some(false)) => rejected += 1,
                     Ok(None) => break,
                     Err(_) => panic!("the lowering panicked ({arch:?}) on:\n{mutant}"),
@@ -114,7 +151,12 @@ fn mutated_programs_never_make_the_lowering_panic() {
             }
         }
     }
-    println!("{inputs} mutants: {lowered} lowerings accepted, {rejected} rejected");
-    assert!(inputs > 1000, "{inputs}");
+    println!(
+        "{inputs} mutants: {lowered} lowerings accepted ({assembled} assembled by ptxas), {rejected} rejected"
+    );
     assert!(lowered > 100 && rejected > 100, "{lowered} / {rejected}");
+    assert!(
+        !ptxas || assembled * ASSEMBLE_EVERY >= lowered - ASSEMBLE_EVERY,
+        "{assembled} of {lowered}"
+    );
 }
