@@ -45,7 +45,7 @@ fn reference(c: &mut Criterion) {
 
     let gemm = kernel(
         "%a:[M, K : K, 1].fp16.GL\n%b:[K, N : 1, K].fp16.GL\n%c:[M, N : N, 1].fp32.GL\n\
-         #g:[M/128, N/128].block\n#t:[256].thread\n%c <- MatMul<<<#g, #t>>>(%a, %b) {}\n",
+         #g:[M/128, N/128].block\n#t:[256].thread\n%c <- MatMul<<<#g, #t>>>(%a, %b)\n",
     );
     let contract = Contract::of(&gemm, &[512, 512, 512]).expect("the GEMM has a contract");
     let params = [values(n * n, 4), values(n * n, 5), values(n * n, 6)];
@@ -58,7 +58,7 @@ fn reference(c: &mut Criterion) {
     let side = 2048;
     let transpose = kernel(
         "%x:[S, S : S, 1].fp16.GL\n%y:[S, S : 1, S].fp32.GL\n#g:[S].block\n#t:[256].thread\n\
-         %y <- Move<<<#g, #t>>>(%x) {}\n",
+         %y <- Move<<<#g, #t>>>(%x)\n",
     );
     let contract = Contract::of(&transpose, &[side as i64]).expect("the move has a contract");
     let params = [values(side * side, 7), vec![0.0; side * side]];

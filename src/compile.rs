@@ -208,7 +208,8 @@ mod tests {
     use super::*;
 
     const SCALE: &str = "const BM = 64\nkernel scale {\n%x:[BM].fp32.GL\n#g:[1].block\n\
-                         #t:[BM].thread\n%x <- UnaryPointwise<neg><<<#g, #t>>>(%x) {}\n}\n";
+                         #t:[BM].thread\n%x <- UnaryPointwise<neg><<<#g, #t>>>(%x) {\n@i = #t.indices()\n\
+                         %x[@i] <- UnaryPointwise<neg><<<#g.scalar(), #t.scalar()>>>(%x[@i])\n}\n}\n";
 
     #[test]
     fn ptx_comes_with_one_entry_and_facts_per_kernel() {

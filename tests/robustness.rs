@@ -196,7 +196,7 @@ kernel everything {
             %mine = %o[@row]
             %mine <- Move<<<#b, #t.scalar()>>>(%sum)
         } else {
-            sync
+            async_commit
         }
     }
 }

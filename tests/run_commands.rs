@@ -15,13 +15,13 @@ kernel gemm {\n\
     %c:[M, N : N, 1].fp32.GL\n\
     #blocks:[M/BM, N/BM].block\n\
     #threads:[256].thread\n\
-    %c <- MatMul<<<#blocks, #threads>>>(%a, %b) {}\n\
+    %c <- MatMul<<<#blocks, #threads>>>(%a, %b)\n\
 }\n\
 kernel zero {\n\
     %z:[M].fp32.GL\n\
     #blocks:[M/256].block\n\
     #threads:[256].thread\n\
-    %z <- Init<0.0><<<#blocks, #threads>>>() {}\n\
+    %z <- Init<0.0><<<#blocks, #threads>>>()\n\
 }\n";
 
 /// The file checked, not lowered (its MatMul has no body to lower), with

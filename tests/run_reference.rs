@@ -64,7 +64,7 @@ fn moves_pair_elements_in_element_order_through_any_view() {
     ] {
         let source = format!(
             "%x:[4, 8 : 1, 4].fp32.GL\n%y:[{elements}].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
-             %v = {input}\n%y <- Move<<<#g, #t>>>(%v) {{}}\n"
+             %v = {input}\n%y <- Move<<<#g, #t>>>(%v)\n"
         );
         let kernel = kernel(&source);
         let contract = Contract::of(&kernel, &[]).unwrap();
@@ -85,7 +85,7 @@ fn moves_pair_elements_in_element_order_through_any_view() {
 fn a_move_into_a_transposed_output_places_by_its_layout() {
     let kernel = kernel(
         "%x:[8, 8 : 8, 1].fp16.GL\n%y:[8, 8 : 1, 8].fp32.GL\n#g:[1].block\n#t:[64].thread\n\
-         %y <- Move<<<#g, #t>>>(%x) {}\n",
+         %y <- Move<<<#g, #t>>>(%x)\n",
     );
     let contract = Contract::of(&kernel, &[]).unwrap();
     let x = ramp(64);
@@ -105,7 +105,7 @@ fn a_move_into_a_transposed_output_places_by_its_layout() {
 #[test]
 fn a_converting_move_rounds_into_the_output_type() {
     let kernel = kernel(
-        "%x:[4].fp32.GL\n%y:[4].fp16.GL\n#g:[1].block\n#t:[4].thread\n%y <- Move<<<#g, #t>>>(%x) {}\n",
+        "%x:[4].fp32.GL\n%y:[4].fp16.GL\n#g:[1].block\n#t:[4].thread\n%y <- Move<<<#g, #t>>>(%x)\n",
     );
     let contract = Contract::of(&kernel, &[]).unwrap();
     let third = 1.0 / 3.0;
@@ -132,8 +132,17 @@ fn matmul_accumulates_and_overwrite_does_not() {
     let b = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0];
     let c = [100.0, 200.0, 300.0, 400.0];
     // A·B = [4 5; 10 11].
-    for (kind, base) in [("MatMul", c), ("MatMul<overwrite>", [0.0; 4])] {
-        let source = format!("{MATMUL}%c <- {kind}<<<#g, #t>>>(%a, %b) {{}}\n");
+    // `MatMul<overwrite>` has no instruction: its body zeroes C and adds
+    // A·B into it, one row of C a thread.
+    let overwrite = " {\n@t = #t.indices()\nif (@t < 2) {\n%row = %c.tile([1, 2])[@t, 0]\n\
+                     %row <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n\
+                     %row <- MatMul<<<#g.scalar(), #t.scalar()>>>(%a.tile([1, 3])[@t, 0], %b)\n\
+                     }\n}";
+    for (kind, body, base) in [
+        ("MatMul", "", c),
+        ("MatMul<overwrite>", overwrite, [0.0; 4]),
+    ] {
+        let source = format!("{MATMUL}%c <- {kind}<<<#g, #t>>>(%a, %b){body}\n");
         let contract = Contract::of(&kernel(&source), &[]).unwrap();
         let expected = contract.evaluate(&[&a, &b, &c]).unwrap();
         let mut at_offsets = [0.0; 4];
@@ -163,10 +172,10 @@ fn tiled_matmul_operands_read_as_the_same_matrices() {
         }
         out
     };
-    let whole = placed(format!("{plain}%c <- MatMul<<<#g, #t>>>(%a, %b) {{}}\n"));
+    let whole = placed(format!("{plain}%c <- MatMul<<<#g, #t>>>(%a, %b)\n"));
     let tiled = placed(format!(
         "{plain}%at = %a.tile([2, 2])\n%bt = %b.tile([2, 4])\n%ct = %c.tile([4, 2])\n\
-         %ct <- MatMul<<<#g, #t>>>(%at, %bt) {{}}\n"
+         %ct <- MatMul<<<#g, #t>>>(%at, %bt)\n"
     ));
     assert_eq!(whole, tiled);
     // And both are C + A·B by coordinates (column-major operands).
@@ -190,7 +199,7 @@ fn reductions_fold_the_listed_axes_and_keep_the_rest_in_order() {
     ] {
         let source = format!(
             "%x:[4, 3 : 3, 1].fp32.GL\n%y:[{len}].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
-             %y <- Reduction<{op}, {axes}><<<#g, #t>>>(%x) {{}}\n"
+             %y <- Reduction<{op}, {axes}><<<#g, #t>>>(%x)\n"
         );
         let contract = Contract::of(&kernel(&source), &[]).unwrap();
         let expected = contract.evaluate(&[&x, &vec![0.0; len]]).unwrap();
@@ -225,7 +234,7 @@ fn pointwise_kinds_apply_their_operation() {
         let binary = kind.starts_with("Binary");
         let source = format!(
             "%x:[4].fp32.GL\n%y:[4].fp32.GL\n%z:[4].fp32.GL\n#g:[1].block\n#t:[4].thread\n\
-             %z <- {kind}<<<#g, #t>>>({}) {{}}\n",
+             %z <- {kind}<<<#g, #t>>>({})\n",
             if binary { "%x, %y" } else { "%x" }
         );
         let contract = Contract::of(&kernel(&source), &[]).unwrap();
@@ -241,9 +250,8 @@ fn pointwise_kinds_apply_their_operation() {
 
 #[test]
 fn init_fills_and_symbolic_sizes_follow_the_dims() {
-    let kernel = kernel(
-        "%x:[N, 4].bf16.GL\n#g:[N].block\n#t:[4].thread\n%x <- Init<0.1><<<#g, #t>>>() {}\n",
-    );
+    let kernel =
+        kernel("%x:[N, 4].bf16.GL\n#g:[N].block\n#t:[4].thread\n%x <- Init<0.1><<<#g, #t>>>()\n");
     let contract = Contract::of(&kernel, &[6]).unwrap();
     let expected = contract.evaluate(&[&[0.0; 24]]).unwrap();
     assert_eq!(expected.values, vec![round_to(Scalar::Bf16, 0.1); 24]);
@@ -255,7 +263,7 @@ fn init_fills_and_symbolic_sizes_follow_the_dims() {
 fn a_kernel_checks_against_its_own_reference_and_fails_on_a_wrong_element() {
     let kernel = kernel(
         "%a:[M, 16].fp16.GL\n%b:[16, 8].fp16.GL\n%c:[M, 8].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
-         %c <- MatMul<<<#g, #t>>>(%a, %b) {}\n",
+         %c <- MatMul<<<#g, #t>>>(%a, %b)\n",
     );
     let contract = Contract::of(&kernel, &[32]).unwrap();
     let ContractKind::MatMul(shape) = contract.kind else {

@@ -295,7 +295,7 @@ mod tests {
     use crate::diag::Diagnostic;
 
     const FILE: &str = "kernel scale {\n%x:[N].fp32.GL\n%y:[N].fp32.GL\n#g:[N/64].block\n#t:[64].thread\n\
-                        %y <- UnaryPointwise<neg><<<#g, #t>>>(%x) {}\n}\n\
+                        %y <- UnaryPointwise<neg><<<#g, #t>>>(%x)\n}\n\
                         kernel fused {\n%x:[64].fp32.GL\n#g:[1].block\n#t:[64].thread\n\
                         %x <- Spec<<<#g, #t>>>(%x) {}\n}\n";
 

@@ -148,9 +148,9 @@ mod tests {
     }
 
     const TWO: &str = "kernel gemm {\n%a:[M, K].fp16.GL\n%c:[M, N].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
-                       %c <- Init<0.0><<<#g, #t>>>() {}\n}\n\
+                       %c <- Init<0.0><<<#g, #t>>>()\n}\n\
                        kernel copy {\n%x:[B].fp32.GL\n#g:[1].block\n#t:[32].thread\n\
-                       %x <- Init<1.0><<<#g, #t>>>() {}\n}\n";
+                       %x <- Init<1.0><<<#g, #t>>>()\n}\n";
 
     #[test]
     fn arguments_parse_or_say_what_is_wrong() {

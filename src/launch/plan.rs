@@ -397,6 +397,9 @@ mod tests {
     use super::*;
     use crate::compile::{Options, check};
 
+    /// A GEMM whose body tiles A (recording `K % 32 == 0`) and gives each
+    /// thread a 1×32 strip of its block's 128×64 tile of C, so that C is
+    /// written once, as the checker asks of a decomposed `MatMul`.
     const GEMM: &str = "kernel gemm {\n\
         %a:[M, K].fp16.GL\n\
         %b:[K, N].fp16.GL\n\
@@ -406,6 +409,13 @@ mod tests {
         #t:[256].thread\n\
         %c <- MatMul<<<#g, #t>>>(%a, %b) {\n\
         %r = %a.tile([128, 32])\n\
+        @bm, @bn = #g.indices()\n\
+        @t = #t.indices()\n\
+        #block:[].block = #g.scalar()\n\
+        #me:[].thread = #t.scalar()\n\
+        %row = %a.tile([128, _])[@bm, 0].tile([1, _])[@t % 128, 0]\n\
+        %cols = %b.tile([_, 64])[0, @bn].tile([_, 32])[0, @t / 128]\n\
+        %c.tile([128, 64])[@bm, @bn].tile([1, 32])[@t % 128, @t / 128] <- MatMul<<<#block, #me>>>(%row, %cols)\n\
         }\n}\n";
 
     fn kernel(source: &str) -> Kernel {
@@ -472,7 +482,7 @@ mod tests {
     #[test]
     fn a_non_positive_extent_and_oversized_launches_are_refused() {
         let kernel = kernel(
-            "%a:[N - 1].fp32.GL\n#b:[1].block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {}\n",
+            "%a:[N - 1].fp32.GL\n#b:[1].block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>()\n",
         );
         let source = Source {
             name: "gemm.gph",
@@ -493,7 +503,7 @@ mod tests {
 
     fn kernel_with_grid(grid: &str) -> Kernel {
         let source = format!(
-            "%a:[4].fp32.GL\n#b:{grid}.block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {{}}\n"
+            "%a:[4].fp32.GL\n#b:{grid}.block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>()\n"
         );
         check("t.gph", &source, &Options::default())
             .unwrap()
@@ -506,7 +516,7 @@ mod tests {
     fn roles_and_bytes_of_other_kinds() {
         let kernel = kernel(
             "%x:[64].fp16.GL\n%y:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
-             %y <- BinaryPointwise<add><<<#b, #t>>>(%x, %y) {}\n",
+             %y <- BinaryPointwise<add><<<#b, #t>>>(%x, %y)\n",
         );
         let plan = LaunchPlan::new(&kernel, &[], 49152, None).unwrap();
         let roles: Vec<Role> = plan.params.iter().map(|p| p.role).collect();

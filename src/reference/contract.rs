@@ -355,7 +355,7 @@ mod tests {
     }
 
     const GEMM: &str = "%a:[M, K].fp16.GL\n%b:[K, N].fp16.GL\n%c:[M, N].fp32.GL\n\
-                        #g:[1].block\n#t:[32].thread\n%c <- MatMul<<<#g, #t>>>(%a, %b) {}\n";
+                        #g:[1].block\n#t:[32].thread\n%c <- MatMul<<<#g, #t>>>(%a, %b)\n";
 
     #[test]
     fn matmul_sizes_come_from_the_dims() {
@@ -387,7 +387,7 @@ mod tests {
         );
 
         let shared = kernel(
-            "%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Move<<<#g, #t>>>(%s) {\n}\n"
+            "%a:[8].fp32.GL\n#g:[1].block\n#t:[8].thread\n%a <- Move<<<#g, #t>>>(%s)\n"
                 .replace("%a <- Move", "%s:[8].fp32.SH\n%a <- Move")
                 .as_str(),
         );
@@ -402,7 +402,7 @@ mod tests {
     fn rsqrt_inputs_are_positive_and_others_uniform() {
         let rsqrt = kernel(
             "%x:[64].fp32.GL\n%y:[64].fp32.GL\n#g:[1].block\n#t:[64].thread\n\
-             %y <- UnaryPointwise<rsqrt><<<#g, #t>>>(%x) {}\n",
+             %y <- UnaryPointwise<rsqrt><<<#g, #t>>>(%x)\n",
         );
         let contract = Contract::of(&rsqrt, &[]).unwrap();
         assert_eq!(contract.input_domain(0), InputDomain::Positive);
@@ -415,7 +415,7 @@ mod tests {
     fn reductions_count_the_folded_elements() {
         let sum = kernel(
             "%x:[R, 128 : 128, 1].fp32.GL\n%y:[R].fp32.GL\n#g:[R].block\n#t:[32].thread\n\
-             %y <- Reduction<add, [1]><<<#g, #t>>>(%x) {}\n",
+             %y <- Reduction<add, [1]><<<#g, #t>>>(%x)\n",
         );
         let contract = Contract::of(&sum, &[16]).unwrap();
         assert!(matches!(

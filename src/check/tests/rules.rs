@@ -42,7 +42,7 @@ fn accepted_programs() {
         (
             "conditions over indices, loop variables and dims",
             "%a:[N].fp32.GL",
-            "@i = #t.indices()\nfor (k = 0; k < 4; k += 1) {\nif (@i < 16 && k != 2 || N > 64) { sync } else if (@i == 0) { async_commit } else { async_wait(1) }\n}",
+            "@i = #t.indices()\nfor (k = 0; k < 4; k += 1) {\nif (@i < 16 && k != 2 || N > 64) { async_wait(0) } else if (@i == 0) { async_commit } else { async_wait(1) }\n}",
         ),
         (
             "a decomposed MatMul on whole shared tiles",
@@ -375,11 +375,11 @@ fn symbolic_coordinates_are_checked_against_their_extents() {
     let accepted = [
         (
             "a guarded neighbour (`if (@t < 255) { … [@t + 1] }`)",
-            "%a:[256].fp32.SH\n#g:[1].block\n#t:[256].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@t = #t.indices()\nif (@t < 255) {\n%a[@t + 1] <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n}\n}",
+            "%a:[256].fp32.SH\n#g:[1].block\n#t:[256].thread\n%a <- Spec<<<#g, #t>>>() {\n@t = #t.indices()\nif (@t < 255) {\n%a[@t + 1] <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n}\n}",
         ),
         (
             "a guarded tile ahead (`if (k + 2 < M) { … [k + 2] }`)",
-            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 2 < M) {\n%a[k + 2] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
+            "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Spec<<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 2 < M) {\n%a[k + 2] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
         ),
         (
             "a symbolic grid over its own mode",
@@ -397,7 +397,7 @@ fn symbolic_coordinates_are_checked_against_their_extents() {
 /// mode of `2*M`) becomes a launch requirement instead of silent code.
 #[test]
 fn an_undecided_symbolic_coordinate_becomes_a_launch_requirement() {
-    let src = "kernel k {\n%a:[M*2].fp32.GL\n#g:[N].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\n@b = #g.indices()\n%a[@b + M] <- Init<0.0><<<#g.scalar(), #t>>>()\n}\n}\n";
+    let src = "kernel k {\n%a:[M*2].fp32.GL\n#g:[N].block\n#t:[1].thread\n%a <- Spec<<<#g, #t>>>() {\n@b = #g.indices()\n%a[@b + M] <- Init<0.0><<<#g.scalar(), #t>>>()\n}\n}\n";
     let program = check("requirement.gph", src).expect("accepted with a requirement");
     let requirements = &program.kernels[0].requirements;
     assert!(

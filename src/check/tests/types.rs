@@ -180,7 +180,7 @@ fn symbolic_shapes_tile_and_record_requirements() {
     );
     let kernel = super::check(
         "req.gph",
-        "%a:[M, K].fp16.GL\n#b:[M/128].block\n#t:[128].thread\n%a <- Init<0.0><<<#b, #t>>>() {\n  @i = #b.indices()\n  %r = %a.tile([128, 64])\n}\n",
+        "%a:[M, K].fp16.GL\n#b:[M/128].block\n#t:[128].thread\n%a <- Spec<<<#b, #t>>>() {\n  @i = #b.indices()\n  %r = %a.tile([128, 64])\n}\n",
     )
     .unwrap_or_else(|d| panic!("{d:#?}"));
     let kernel = &kernel.kernels[0];
@@ -202,7 +202,7 @@ fn symbolic_shapes_tile_and_record_requirements() {
 fn subtracted_extents_must_be_positive_at_launch() {
     let program = super::check(
         "pos.gph",
-        "%a:[N - 1].fp32.GL\n#b:[1].block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>() {}\n",
+        "%a:[N - 1].fp32.GL\n#b:[1].block\n#t:[32].thread\n%a <- Init<1.0><<<#b, #t>>>()\n",
     )
     .unwrap_or_else(|d| panic!("{d:#?}"));
     let requirements = &program.kernels[0].requirements;
