@@ -363,8 +363,13 @@ impl<'k, 'o> Walk<'k, 'o> {
         let lo = self.scalar(&for_stmt.lo)?;
         let hi = self.scalar(&for_stmt.hi)?;
         let step = self.scalar(&for_stmt.step)?.max(1);
+        // Extreme bounds (near i64::MAX) would overflow the trip count:
+        // such a loop is too large to enumerate anyway.
         let mut count = if hi > lo {
-            (hi - lo + step - 1) / step
+            hi.checked_sub(lo)
+                .and_then(|span| span.checked_add(step - 1))
+                .map(|rounded| rounded / step)
+                .ok_or(Undecided::TooLarge)?
         } else {
             0
         };
