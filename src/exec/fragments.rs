@@ -59,7 +59,10 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     let m8n8k4 = atoms::mma_m8n8k4();
     let mut m8n8k4_lanes = [(usize::MAX, usize::MAX); 32];
     for quad_pair in 0..m8n8k4.instances.size() {
-        let base = m8n8k4.instances.eval(quad_pair).expect("quad pair in range");
+        let base = m8n8k4
+            .instances
+            .eval(quad_pair)
+            .expect("quad pair in range");
         for thread in 0..m8n8k4.lanes.size() {
             let lane = base + m8n8k4.lanes.eval(thread).expect("atom thread in range");
             m8n8k4_lanes[lane as usize] = (quad_pair as usize, thread as usize);
