@@ -1,15 +1,19 @@
-//! Every example on the CPU executor of its PTX (`graphene::exec`): compiled
-//! for its lowest target, run once with the seeded fills of `ptxgen run`, and
-//! checked against the reference of its contract — with no finding (no
-//! out-of-bounds access, unwritten read, race or early read). Symbolic dims
-//! get the smallest of 256, 512, …, 4096 that satisfies the requirements.
-//! The same kernels also run with a `sync` or an `async_wait` removed from
-//! their source, and the executor must then report the race or early read.
+//! Every example on the CPU executor of its PTX (`graphene::exec`), as
+//! `ptxgen run --backend cpu --check FILE ARGS` runs it for each `// cpu:
+//! ARGS` line of its header (the small size it names: `--kernel`, `--dim`,
+//! `--define`, `--arch`, `--seed`): compiled, run once with the seeded fills
+//! of `ptxgen run`, and checked against the reference of its contract —
+//! with no finding (no out-of-bounds access, unwritten read, race or early
+//! read). A Rust test rather than a loop over the binary in scripts/test.sh:
+//! the harness counts and reports it, and the mutation tests below read the
+//! findings as values. The same kernels also run with a `sync`, an
+//! `async_wait` or an `mma_wait` removed, or an index shifted, and the
+//! executor must then report the race, the early read or the wrong result.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use graphene::compile::{self, Compiled, Options};
+use graphene::compile::{self, Options};
 use graphene::exec::FindingKind;
 use graphene::launch::{CpuRun, DimArg, run_kernel_cpu, select};
 
@@ -39,83 +43,113 @@ fn example_names() -> Vec<String> {
     names
 }
 
-fn dims_for(compiled: &Compiled) -> Option<Vec<DimArg>> {
-    let mut names: Vec<String> = compiled
-        .program
-        .kernels
-        .iter()
-        .flat_map(|k| k.dims.iter().map(|d| d.name.clone()))
-        .collect();
-    names.sort();
-    names.dedup();
-    [256u32, 512, 1024, 2048, 4096]
-        .into_iter()
-        .find_map(|value| {
-            let dims: Vec<DimArg> = names
-                .iter()
-                .map(|name| DimArg {
-                    name: name.clone(),
-                    value,
-                })
-                .collect();
-            select(compiled, None, &dims).ok().map(|_| dims)
-        })
+/// The arguments of one `// cpu:` line, as `ptxgen run` reads them.
+#[derive(Debug, Default)]
+struct CpuArgs {
+    kernel: Option<String>,
+    dims: Vec<DimArg>,
+    options: Options,
+    seed: u64,
 }
 
-/// Compiles `text` and runs every kernel on the CPU with `--check`.
-fn run_all(name: &str, text: &str) -> Vec<(String, CpuRun)> {
-    let compiled = compile::compile(name, text, &Options::default())
+impl CpuArgs {
+    fn parse(name: &str, line: &str) -> CpuArgs {
+        let mut args = CpuArgs {
+            seed: 1,
+            ..CpuArgs::default()
+        };
+        let mut words = line.split_whitespace();
+        while let Some(flag) = words.next() {
+            let value = words
+                .next()
+                .unwrap_or_else(|| panic!("{name}: `// cpu: {line}`: {flag} has no value"));
+            match flag {
+                "--kernel" => args.kernel = Some(value.to_string()),
+                "--dim" => args.dims.push(value.parse().expect("NAME=VALUE")),
+                "--define" | "-D" => {
+                    let (constant, number) = value.split_once('=').expect("NAME=VALUE");
+                    let number = number.parse().expect("an integer");
+                    args.options.defines.push((constant.to_string(), number));
+                }
+                "--arch" => args.options.arch = Some(value.parse().expect("an architecture")),
+                "--seed" => args.seed = value.parse().expect("a seed"),
+                other => panic!("{name}: `// cpu: {line}`: `{other}` is not a run flag"),
+            }
+        }
+        args
+    }
+}
+
+/// Each `// cpu:` line of the example's header (at least one).
+fn cpu_lines(name: &str, text: &str) -> Vec<CpuArgs> {
+    let lines: Vec<CpuArgs> = text
+        .lines()
+        .take_while(|line| line.starts_with("//") || line.trim().is_empty())
+        .filter_map(|line| line.strip_prefix("// cpu:"))
+        .map(|args| CpuArgs::parse(name, args))
+        .collect();
+    assert!(!lines.is_empty(), "{name}: no `// cpu:` line");
+    lines
+}
+
+/// Compiles `text` and runs the kernels `args` selects on the CPU with
+/// `--check`.
+fn run_line(name: &str, text: &str, args: &CpuArgs) -> Vec<(String, CpuRun)> {
+    let compiled = compile::compile(name, text, &args.options)
         .unwrap_or_else(|d| panic!("{name}: does not compile: {d:?}"));
-    let dims = dims_for(&compiled).unwrap_or_else(|| panic!("{name}: no dims fit"));
-    let selected = select(&compiled, None, &dims).expect("selects");
+    let selected = select(&compiled, args.kernel.as_deref(), &args.dims)
+        .unwrap_or_else(|e| panic!("{name} {args:?}: {e}"));
     selected
         .iter()
         .map(|s| {
-            let run = run_kernel_cpu(&compiled.text, &s.plan, &s.contract, 1, true)
+            let run = run_kernel_cpu(&compiled.text, &s.plan, &s.contract, args.seed, true)
                 .unwrap_or_else(|e| panic!("{name} {}: {e}", s.plan.kernel));
             (s.plan.kernel.clone(), run)
         })
         .collect()
 }
 
-/// Examples too large for a CI run on the executor: `simple_gemm` is the
-/// paper's fixed 1024³ scalar GEMM, 170 million warp instructions (minutes).
-const SLOW: [&str; 1] = ["simple_gemm.gph"];
+/// Every `// cpu:` line of the example `name`, run on `text` (the example
+/// or a mutant of it).
+fn run_all(name: &str, text: &str) -> Vec<(String, CpuRun)> {
+    cpu_lines(name, &example(name))
+        .iter()
+        .flat_map(|args| run_line(name, text, args))
+        .collect()
+}
 
 #[test]
 fn every_example_passes_its_check_on_the_cpu() {
-    check_examples(
-        example_names()
-            .into_iter()
-            .filter(|n| !SLOW.contains(&n.as_str())),
-    );
-}
-
-#[test]
-#[ignore = "minutes on the executor; run with --ignored"]
-fn the_slow_examples_pass_their_check_on_the_cpu() {
-    check_examples(SLOW.iter().map(|n| n.to_string()));
-}
-
-fn check_examples(names: impl Iterator<Item = String>) {
     let mut failures = Vec::new();
-    for name in names {
+    for name in example_names() {
         for (kernel, run) in run_all(&name, &example(&name)) {
             say(&format!(
-                "example {name}: {} ({} warp instructions, {} findings)",
-                run.report.line(),
+                "example {name}: {} ({} warp instructions)",
+                run.line(),
                 run.exec.warp_instructions,
-                run.exec.finding_total
             ));
-            for finding in &run.exec.findings {
-                say(&format!("  {finding}"));
+            for line in run.detail_lines() {
+                say(&line);
             }
             if !run.passed() {
-                failures.push(format!("{name} {kernel}: {}", run.report.line()));
+                failures.push(format!("{name} {kernel}: {}", run.line()));
             }
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The paper's GEMM at its full 1024³ (170 million warp instructions).
+#[test]
+#[ignore = "minutes on the executor; run with --ignored"]
+fn simple_gemm_at_its_full_size_passes_on_the_cpu() {
+    let args = CpuArgs {
+        seed: 1,
+        ..CpuArgs::default()
+    };
+    for (kernel, run) in run_line("simple_gemm.gph", &example("simple_gemm.gph"), &args) {
+        assert!(run.passed(), "{kernel}: {}", run.line());
+    }
 }
 
 /// The source with the first line equal to `line` (trimmed) removed.
@@ -164,4 +198,54 @@ fn removing_an_async_wait_is_reported_as_an_early_read() {
             .any(|k| matches!(k, FindingKind::EarlyRead { .. })),
         "{kinds:?}"
     );
+}
+
+/// The checker refuses a `.gph` whose `mma_wait(0)` is gone (E0262), so
+/// the wait is removed from the PTX: the first `wgmma.wait_group 0`, the
+/// one before `gemm_f16_sm90`'s epilogue.
+#[test]
+fn removing_an_mma_wait_is_reported_as_an_early_read_of_the_accumulators() {
+    let name = "gemm_f16_sm90.gph";
+    let text = example(name);
+    let args = &cpu_lines(name, &text)[0];
+    let compiled = compile::compile(name, &text, &args.options)
+        .unwrap_or_else(|d| panic!("{name}: does not compile: {d:?}"));
+    let ptx = without(&compiled.text, "wgmma.wait_group.sync.aligned 0;");
+    assert_ne!(ptx.len(), compiled.text.len(), "the PTX has the wait");
+    let selected = select(&compiled, Some("gemm_f16_sm90"), &args.dims).expect("selects");
+    let run = run_kernel_cpu(&ptx, &selected[0].plan, &selected[0].contract, 1, true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let early = run
+        .exec
+        .findings
+        .iter()
+        .find(|f| matches!(f.kind, FindingKind::EarlyRead { .. }))
+        .unwrap_or_else(|| panic!("no early read: {:#?}", run.exec.findings));
+    // The epilogue reads an accumulator the wgmma may still be writing.
+    assert!(early.kind.to_string().contains("wgmma"), "{early}");
+    assert!(!run.passed());
+    assert!(run.line().starts_with("FAIL"), "{}", run.line());
+}
+
+/// `text` with its one occurrence of `from` replaced by `to`.
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(text.matches(from).count(), 1, "`{from}` occurs once");
+    text.replace(from, to)
+}
+
+/// The row each warp loads, one further on (wrapping at the end, so every
+/// access stays in bounds): only the comparison can tell.
+#[test]
+fn shifting_a_load_index_is_a_wrong_result() {
+    let text = example("warp_row_sum.gph");
+    let shifted = replaced(
+        &text,
+        "[4 * @b + @w, @lane])",
+        "[(4 * @b + @w + 1) % ROWS, @lane])",
+    );
+    let runs = run_all("warp_row_sum.gph", &shifted);
+    let run = &runs[0].1;
+    assert!(run.exec.findings.is_empty(), "{:?}", run.exec.findings);
+    assert!(!run.report.passed(), "{}", run.line());
+    assert!(run.line().starts_with("FAIL"), "{}", run.line());
 }

@@ -21,7 +21,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use graphene::compile::{Compiled, Options, compile};
-use graphene::launch::{DimArg, RunOptions, run_file, select};
+use graphene::launch::{Backend, DimArg, RunOptions, run_file, select};
 use graphene::ptx::{Sm, TargetName};
 use graphene::runtime::Gpu;
 
@@ -132,6 +132,7 @@ fn every_sm80_and_sm90_example_passes_its_check() {
             dims,
             seed: 1,
             check: true,
+            backend: Backend::Gpu,
         };
         let mut out = Vec::new();
         let result = run_file(&compiled, &options, &mut out);

@@ -9,7 +9,7 @@
 mod support;
 
 use graphene::compile::{Compiled, Emit, Options, compile};
-use graphene::launch::{BenchOptions, CommandError, RunOptions, bench_file, run_file};
+use graphene::launch::{Backend, BenchOptions, CommandError, RunOptions, bench_file, run_file};
 use graphene::runtime::Gpu;
 
 /// c[i] = a[i] + b[i] for i < n (f32), one thread per element.
@@ -57,6 +57,7 @@ fn run_options(dims: &[&str], check: bool) -> RunOptions {
         dims: dims.iter().map(|d| d.parse().unwrap()).collect(),
         seed: 7,
         check,
+        backend: Backend::Gpu,
     }
 }
 

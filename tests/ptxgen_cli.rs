@@ -312,3 +312,65 @@ fn input_text_is_read_as_bytes_with_any_line_ending() {
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     assert!(stderr(&run).contains("warning[W0125]"), "{}", stderr(&run));
 }
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `ptxgen run --backend cpu`: the GPU run's lines from the executor, with
+/// its findings under each kernel and the exit status of a failed check.
+#[test]
+fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
+    let run = ptxgen(&[
+        "run",
+        "--backend",
+        "cpu",
+        "--check",
+        "examples/mma_m16n8k16.gph",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let text = stdout(&run);
+    assert!(text.starts_with("# device: CPU executor"), "{text}");
+    assert!(
+        text.contains("\nPASS  mma_m16n8k16  <<<1, 32, 0 B>>>"),
+        "{text}"
+    );
+    assert!(text.contains("  banks    "), "{text}");
+
+    // Without its sync the kernel races: FAIL, exit 1, each finding with
+    // its thread, instruction and (annotated) .gph line.
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mma_m16n8k16.gph"),
+    )
+    .unwrap();
+    let racy: String = source
+        .lines()
+        .filter(|line| line.trim() != "sync")
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("racy.gph");
+    std::fs::write(&file, racy).unwrap();
+    let file = file.display().to_string();
+    let run = ptxgen(&["run", "--backend", "cpu", "--check", "--annotate", &file]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let text = stdout(&run);
+    assert!(text.contains("\nFAIL  mma_m16n8k16"), "{text}");
+    let finding = text
+        .lines()
+        .find(|line| line.starts_with("  finding  block 0 thread "))
+        .unwrap_or_else(|| panic!("no finding line: {text}"));
+    assert!(finding.contains("race"), "{finding}");
+    assert!(finding.contains("(.gph line "), "{finding}");
+
+    // Without the `cuda` feature the CPU is the default, and the GPU says
+    // how to get it (exit 2).
+    if !cfg!(feature = "cuda") {
+        let run = ptxgen(&["run", "--check", "examples/mma_m16n8k16.gph"]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        assert!(stdout(&run).starts_with("# device: CPU executor"));
+        let run = ptxgen(&["run", "--backend", "gpu", "examples/mma_m16n8k16.gph"]);
+        assert_eq!(run.status.code(), Some(2));
+        assert!(stderr(&run).contains("--features cuda"), "{}", stderr(&run));
+    }
+}

@@ -5,7 +5,7 @@
 
 use graphene::compile::{Compiled, Emit, Options, compile};
 use graphene::launch::{
-    BenchOptions, CommandError, Role, RunOptions, Work, bench_file, run_file, select,
+    Backend, BenchOptions, CommandError, Role, RunOptions, Work, bench_file, run_file, select,
 };
 
 const GEMM: &str = "const BM = 128\n\
@@ -42,6 +42,7 @@ fn run(dims: &[&str], kernel: Option<&str>) -> Result<bool, CommandError> {
         dims: dims.iter().map(|d| d.parse().unwrap()).collect(),
         seed: 1,
         check: true,
+        backend: Backend::Gpu,
     };
     let mut out = Vec::new();
     let result = run_file(&compiled(), &options, &mut out);

@@ -10,7 +10,7 @@
 //! - [`machine`]: global and shared memory, shadow state, findings.
 //! - `interp`: blocks, warps, lanes, barriers; `ops`: instruction families.
 //! - [`fragments`]: which lane holds which element of the warp-wide
-//!   instructions (ldmatrix, mma, wgmma).
+//!   instructions (ldmatrix, mma, wgmma), read off the atoms table.
 //!
 //! `docs/running.md` ("The CPU executor") records the decisions.
 

@@ -28,6 +28,42 @@ pub struct RunOptions {
     /// `--check`: compare the output with the CPU reference of the kernel's
     /// contract.
     pub check: bool,
+    /// `--backend`: where the kernels run.
+    pub backend: Backend,
+}
+
+/// Where `ptxgen run` runs the kernels.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Backend {
+    /// The CPU executor of the PTX ([`crate::exec`]): no driver needed, and
+    /// it reports what a GPU cannot (out-of-bounds accesses, unwritten
+    /// reads, races, early reads, bank conflicts).
+    Cpu,
+    /// The GPU, through the CUDA driver (feature `cuda`).
+    Gpu,
+}
+
+impl Default for Backend {
+    /// The GPU where this build can reach one (feature `cuda`), else the CPU.
+    fn default() -> Backend {
+        if cfg!(feature = "cuda") {
+            Backend::Gpu
+        } else {
+            Backend::Cpu
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Backend, String> {
+        match text {
+            "cpu" => Ok(Backend::Cpu),
+            "gpu" => Ok(Backend::Gpu),
+            other => Err(format!("`{other}` is not a backend: cpu or gpu")),
+        }
+    }
 }
 
 /// The options of `ptxgen bench`.
@@ -78,6 +114,10 @@ pub enum CommandError {
     /// The GPU side failed: no driver or device, the JIT, a launch, a fault.
     #[error("{0}")]
     Device(String),
+    /// The CPU executor could not run the PTX: an instruction it does not
+    /// know, operands it cannot take, a loop past its step limit.
+    #[error("{0}")]
+    Executor(String),
     /// Writing the report failed.
     #[error("writing the report: {0}")]
     Output(String),
@@ -159,16 +199,21 @@ pub fn select<'p>(
         .collect()
 }
 
-/// `ptxgen run`: runs the selected kernels once each and writes one line
-/// per kernel to `out` (after a line naming the device). `Ok(true)` when
-/// every kernel passed (or ran, without `--check`).
+/// `ptxgen run`: runs the selected kernels once each on `options.backend`
+/// and writes one line per kernel to `out` (after a line naming the
+/// device; on the CPU, each followed by the executor's findings and bank
+/// conflicts). `Ok(true)` when every kernel passed (or ran, without
+/// `--check`) and the executor found nothing.
 pub fn run_file(
     compiled: &Compiled,
     options: &RunOptions,
     out: &mut dyn Write,
 ) -> Result<bool, CommandError> {
     let selected = select(compiled, options.kernel.as_deref(), &options.dims)?;
-    run_on_device(compiled, &selected, options, out)
+    match options.backend {
+        Backend::Cpu => super::cpu::run_on_cpu(compiled, &selected, options, out),
+        Backend::Gpu => run_on_device(compiled, &selected, options, out),
+    }
 }
 
 /// `ptxgen bench`: times the selected kernels and writes one line each to
@@ -385,6 +430,7 @@ mod tests {
             &compiled(),
             &RunOptions {
                 dims: dims(&["N=64"]),
+                backend: Backend::Gpu,
                 ..RunOptions::default()
             },
             &mut out,

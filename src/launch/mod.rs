@@ -14,7 +14,8 @@
 //!   compare with [`crate::reference`]) and `bench_kernel` (warm-up,
 //!   CUDA-event timing over rotated input sets).
 //! - [`run_kernel_cpu`]: the same run on the CPU executor of the PTX
-//!   ([`crate::exec`]), with its findings; no driver needed.
+//!   ([`crate::exec`]), with its findings; no driver needed. `run_file`
+//!   takes it with [`Backend::Cpu`] (the default without `cuda`).
 //! - [`RunOptions`], [`BenchOptions`], [`select`], [`run_file`],
 //!   [`bench_file`]: the subcommands' options, the kernels chosen and
 //!   planned, and the whole command over a [`crate::compile::Compiled`].
@@ -31,7 +32,9 @@ mod manifest;
 mod plan;
 mod report;
 
-pub use command::{BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select};
+pub use command::{
+    Backend, BenchOptions, CommandError, RunOptions, Selected, bench_file, run_file, select,
+};
 pub use cpu::{CpuRun, CpuRunError, run_kernel_cpu};
 #[cfg(feature = "cuda")]
 pub use device::{RunError, bench_kernel, run_kernel};

@@ -8,11 +8,13 @@
 //! ```
 //!
 //! `build` is the default subcommand, so `ptxgen examples/*.gph -o out/`
-//! works as written. Beside it, with the `cuda` feature (`run.rs`,
-//! docs/running.md):
+//! works as written. Beside it (`run.rs`, docs/running.md) `run`, on the
+//! CPU executor of the PTX or, with the `cuda` feature, the GPU, and
+//! `bench`, GPU only:
 //!
 //! ```text
-//! ptxgen run FILE [--kernel NAME] [--dim NAME=VALUE]… [--seed S] [--check]
+//! ptxgen run FILE [--backend cpu|gpu] [--kernel NAME] [--dim NAME=VALUE]… [--seed S]
+//!        [--check] [--annotate]
 //! ptxgen bench FILE [--kernel NAME] [--dim NAME=VALUE]… [--reps N] [--warmup N] [--json]
 //! ```
 //!
@@ -54,8 +56,9 @@ struct Cli {
 enum Command {
     /// Compile .gph files to .ptx (the default).
     Build(BuildArgs),
-    /// Run each kernel of a .gph file once on the GPU (feature `cuda`);
-    /// with --check, compare its output with the CPU reference.
+    /// Run each kernel of a .gph file once, on the GPU (feature `cuda`) or
+    /// on the CPU executor of its PTX (`--backend cpu`, the default without
+    /// `cuda`); with --check, compare its output with the CPU reference.
     Run(run::RunArgs),
     /// Time each kernel of a .gph file on the GPU (feature `cuda`): CUDA
     /// events over rotated input sets; TFLOP/s or GB/s.
@@ -255,5 +258,13 @@ mod tests {
         assert_eq!((bench.options.reps, bench.options.json), (50, true));
         assert!(Cli::try_parse_from(["ptxgen", "bench", "g.gph", "--reps", "0"]).is_err());
         assert!(Cli::try_parse_from(["ptxgen", "run", "g.gph", "--dim", "M"]).is_err());
+        let cli = Cli::try_parse_from(["ptxgen", "run", "g.gph", "--backend", "cpu", "--annotate"])
+            .unwrap();
+        let Some(Command::Run(run)) = cli.command else {
+            panic!("run subcommand");
+        };
+        assert_eq!(run.options.backend, graphene::launch::Backend::Cpu);
+        assert!(run.options.annotate);
+        assert!(Cli::try_parse_from(["ptxgen", "run", "g.gph", "--backend", "tpu"]).is_err());
     }
 }

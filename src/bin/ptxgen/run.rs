@@ -1,11 +1,13 @@
 //! `ptxgen run` and `ptxgen bench`: compile one file, then hand it to
 //! `graphene::launch`, which plans, runs, checks and times its kernels
-//! (docs/running.md).
+//! (docs/running.md). `run` runs on the GPU or on the CPU executor of the
+//! PTX (`--backend`); `bench` times the GPU only.
 //!
 //! Exit status: 0 when every kernel ran (and, with `--check`, passed), 1 when
-//! a kernel failed its check, 2 for anything that stopped the command: a
-//! file that does not compile, a bad `--dim`, a violated requirement, no
-//! GPU, a JIT error, a launch failure.
+//! a kernel failed its check or the CPU executor found something, 2 for
+//! anything that stopped the command: a file that does not compile, a bad
+//! `--dim`, a violated requirement, no GPU, a JIT error, a launch failure,
+//! an instruction the CPU executor does not know.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,7 +16,7 @@ use std::process::ExitCode;
 use clap::Args;
 use graphene::compile::{self, Compiled, Options};
 use graphene::diag::SourceMap;
-use graphene::launch::{self, BenchOptions, DimArg, RunOptions};
+use graphene::launch::{self, Backend, BenchOptions, DimArg, RunOptions};
 use graphene::ptx::Arch;
 
 use super::{Color, parse_arch, parse_define};
@@ -34,6 +36,16 @@ pub struct CompileArgs {
     pub color: Color,
 }
 
+/// `ptxgen run`'s default backend, as its help states it.
+#[cfg(feature = "cuda")]
+const DEFAULT_BACKEND: &str = "gpu";
+#[cfg(not(feature = "cuda"))]
+const DEFAULT_BACKEND: &str = "cpu";
+
+fn parse_backend(text: &str) -> Result<Backend, String> {
+    text.parse()
+}
+
 /// The options of `ptxgen run` beyond the file and its compilation.
 #[derive(Args, Debug, Clone)]
 pub struct RunFlags {
@@ -50,6 +62,17 @@ pub struct RunFlags {
     /// exit with 1 when any kernel fails.
     #[arg(long)]
     pub check: bool,
+    /// Where to run: `gpu` (the CUDA driver; needs the `cuda` feature) or
+    /// `cpu` (the executor of the PTX: no GPU needed, and it reports
+    /// out-of-bounds accesses, unwritten reads, races, early reads and bank
+    /// conflicts). Default: gpu in a build with the `cuda` feature, cpu
+    /// without.
+    #[arg(long, value_name = "cpu|gpu", default_value = DEFAULT_BACKEND, value_parser = parse_backend)]
+    pub backend: Backend,
+    /// Compile with each IR statement as a comment above its PTX, so the
+    /// CPU executor's findings name the `.gph` line.
+    #[arg(long)]
+    pub annotate: bool,
 }
 
 impl RunFlags {
@@ -59,6 +82,7 @@ impl RunFlags {
             dims: self.dims.clone(),
             seed: self.seed,
             check: self.check,
+            backend: self.backend,
         }
     }
 }
@@ -126,8 +150,9 @@ pub struct BenchArgs {
 
 const STOPPED: u8 = 2;
 
-/// The compiled file, or the exit code after printing why not.
-fn compile(file: &PathBuf, args: &CompileArgs) -> Result<Compiled, ExitCode> {
+/// The compiled file (with `annotate`, IR statements as PTX comments), or
+/// the exit code after printing why not.
+fn compile(file: &PathBuf, args: &CompileArgs, annotate: bool) -> Result<Compiled, ExitCode> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|error| {
         eprintln!("error: {name}: cannot read it: {error}");
@@ -136,6 +161,7 @@ fn compile(file: &PathBuf, args: &CompileArgs) -> Result<Compiled, ExitCode> {
     let options = Options {
         arch: args.arch,
         defines: args.defines.clone(),
+        annotate,
         ..Options::default()
     };
     compile::compile(&name, &text, &options).map_err(|diagnostics| {
@@ -155,7 +181,7 @@ fn stopped(error: launch::CommandError) -> ExitCode {
 
 /// `ptxgen run`.
 pub fn run(args: &RunArgs) -> ExitCode {
-    let compiled = match compile(&args.file, &args.compile) {
+    let compiled = match compile(&args.file, &args.compile, args.options.annotate) {
         Ok(compiled) => compiled,
         Err(code) => return code,
     };
@@ -169,7 +195,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
 
 /// `ptxgen bench`.
 pub fn bench(args: &BenchArgs) -> ExitCode {
-    let compiled = match compile(&args.file, &args.compile) {
+    let compiled = match compile(&args.file, &args.compile, false) {
         Ok(compiled) => compiled,
         Err(code) => return code,
     };

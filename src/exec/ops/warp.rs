@@ -138,9 +138,15 @@ impl Block<'_, '_> {
                 let t = lanes[8 * j + r];
                 let at = self.value(t, pc, base)?.wrapping_add(*offset as u64);
                 accesses.push((t, at, 16));
-                let bytes = self
-                    .shared_read(t, pc, at, 16)
-                    .unwrap_or_else(|| vec![0; 16]);
+                let bytes = self.shared_read(t, pc, at, 16);
+                // The row goes to other lanes than the one that gave its
+                // address: each of them reads it, for the race check (a
+                // lane reading the row it stored itself is still racing
+                // with the lanes that receive it).
+                if bytes.is_some() {
+                    self.note_receivers(pc, lanes, r, trans, at);
+                }
+                let bytes = bytes.unwrap_or_else(|| vec![0; 16]);
                 for (c, pair) in bytes.chunks(2).enumerate() {
                     row[c] = u64::from(u16::from_le_bytes([pair[0], pair[1]]));
                 }
@@ -160,6 +166,21 @@ impl Block<'_, '_> {
             })
             .collect();
         self.scatter(pc, 0, lanes, &values)
+    }
+
+    /// Records the read of the 16-byte row `row` at shared `offset` by every
+    /// lane an `ldmatrix` delivers part of it to (the fragment's threads
+    /// whose elements come from that row).
+    fn note_receivers(&mut self, pc: usize, lanes: &[u32], row: usize, trans: bool, offset: u64) {
+        let range = offset as usize..offset as usize + 16;
+        for (lane, &t) in lanes.iter().enumerate() {
+            if (0..2).any(|e| fragments::ldmatrix(lane, e, trans).0 == row) {
+                let now = self.access(t, pc);
+                if let Some(conflict) = self.shared.note_read(range.clone(), now) {
+                    self.race(t, pc, conflict, false);
+                }
+            }
+        }
     }
 
     /// `mma.sync.aligned.m16n8k16.row.col` with f32 or f16 accumulators.

@@ -173,9 +173,21 @@ impl Block<'_, '_> {
                 retired
             }
         };
+        // A register a newer group (or an uncommitted wgmma) also writes
+        // stays pending: the accumulators of a k-loop are in every group.
+        let thread = &self.threads[t as usize];
+        let still_written: std::collections::HashSet<u32> = thread
+            .wgmma_groups
+            .iter()
+            .flatten()
+            .chain(&thread.wgmma_open)
+            .copied()
+            .collect();
         for reg in retired {
-            let at = t as usize * self.nregs + reg as usize;
-            self.pending[at] = false;
+            if !still_written.contains(&reg) {
+                let at = t as usize * self.nregs + reg as usize;
+                self.pending[at] = false;
+            }
         }
     }
 }
