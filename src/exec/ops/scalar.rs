@@ -130,6 +130,7 @@ fn apply(op: FloatOp, a: f64, b: f64, c: f64) -> f64 {
         FloatOp::Add => a + b,
         FloatOp::Sub => a - b,
         FloatOp::Mul => a * b,
+        FloatOp::Div => a / b,
         FloatOp::Fma => a.mul_add(b, c),
         FloatOp::Max => a.max(b),
         FloatOp::Min => a.min(b),
@@ -146,6 +147,8 @@ pub fn float(op: FloatOp, ty: Ty, a: u64, b: u64, c: u64) -> u64 {
             let r = match op {
                 FloatOp::Add => x + y,
                 FloatOp::Sub => x - y,
+                // `div.rn.f32`: IEEE division, correctly rounded.
+                FloatOp::Div => x / y,
                 FloatOp::Mul => x * y,
                 FloatOp::Fma => x.mul_add(y, z),
                 FloatOp::Max => x.max(y),
