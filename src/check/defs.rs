@@ -9,6 +9,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
 use crate::ir::{Buffer, BufferId, BufferKind, GroupType, Memory, TensorType, View};
 use crate::layout::Swizzle;
+use crate::ptx::target::SHARED_SLICE_BYTES;
 use crate::syntax::ast::{ExprKind, GroupDef, TensorDef};
 
 use super::codes;
@@ -140,7 +141,7 @@ impl Checker {
         }
         self.tensor_fits(&levels, written.span);
         if let (Some(swizzle), Some(elements)) = (written.swizzle, cosize(&levels).as_const()) {
-            self.swizzle_stays_inside(swizzle, elements, written.span);
+            self.swizzle_stays_inside(swizzle, elements, written.scalar.bytes(), written.span);
         }
         let ty = TensorType {
             levels,
@@ -229,20 +230,32 @@ impl Checker {
 const SWIZZLE_CHECK_LIMIT: i64 = 1 << 18;
 
 impl Checker {
-    /// A swizzle must permute the offsets of its buffer among themselves:
-    /// an offset `o < elements` whose image `swizzle(o)` is not below
-    /// `elements` would be read or written outside the buffer.
-    fn swizzle_stays_inside(&mut self, swizzle: Swizzle, elements: i64, span: Span) {
+    /// A swizzle must keep the offsets of its tensor inside the tensor's
+    /// shared-memory slice (its elements rounded up to the slice
+    /// granularity, [`SHARED_SLICE_BYTES`]): an offset `o < elements` whose
+    /// image `swizzle(o)` lies past the slice would be read or written in
+    /// another tensor's memory or past the allocation.
+    fn swizzle_stays_inside(
+        &mut self,
+        swizzle: Swizzle,
+        elements: i64,
+        element_bytes: u32,
+        span: Span,
+    ) {
+        let granule = i64::from(SHARED_SLICE_BYTES / element_bytes.max(1)).max(1);
+        let slice = (elements + granule - 1) / granule * granule;
         let escaping = (0..elements.min(SWIZZLE_CHECK_LIMIT))
             .map(|offset| (offset, swizzle.apply(offset)))
-            .find(|&(_, image)| !(0..elements).contains(&image));
+            .find(|&(_, image)| !(0..slice).contains(&image));
         let Some((offset, image)) = escaping else {
             return;
         };
         self.report(
             Diagnostic::error(
                 codes::SWIZZLE_OUTSIDE,
-                format!("this swizzle moves element {offset} of a {elements}-element tensor to offset {image}"),
+                format!(
+                    "this swizzle moves element {offset} of a {elements}-element tensor to offset {image}, past its {slice}-element slice"
+                ),
                 span,
             )
             .with_label(format!(
@@ -251,7 +264,7 @@ impl Checker {
                 swizzle.base(),
                 swizzle.shift()
             ))
-            .with_note("a swizzle must permute the tensor's own offsets: its XOR may only move bits below the tensor's size")
+            .with_note(format!("shared tensors are reserved in slices of {SHARED_SLICE_BYTES} bytes; a swizzle must keep every offset inside its tensor's slice"))
             .with_help("use a swizzle whose bits lie below the tensor's size, e.g. `Swizzle<3,3,3>` on a tensor of a multiple of 512 elements"),
         );
     }

@@ -16,7 +16,7 @@ use crate::ptx::builder::MAX_STATIC_SHARED_BYTES;
 use crate::ptx::identifier::{is_identifier, is_reserved};
 
 /// Every slice starts at a multiple of this many bytes.
-pub const SLICE_ALIGN: u32 = 128;
+pub const SLICE_ALIGN: u32 = crate::ptx::target::SHARED_SLICE_BYTES;
 
 /// Where one shared buffer lives.
 #[derive(Clone, PartialEq, Eq, Debug)]

@@ -362,6 +362,12 @@ pub fn min_ptx_for_target(name: TargetName) -> PtxVersion {
     }
 }
 
+/// The granularity of a kernel's shared memory: every shared tensor gets a
+/// slice starting at, and reserved to, a multiple of this many bytes — so a
+/// swizzled offset may land past a tensor's last element but not past its
+/// slice (the checker's E0266 holds a swizzle to the slice).
+pub const SHARED_SLICE_BYTES: u32 = 128;
+
 /// The most shared memory one block may use on capability `sm` (opting in
 /// to the large carve-out): the one table of these limits. Not monotonic —
 /// sm_75 has less than sm_70, sm_86 and sm_89 less than sm_80.
