@@ -19,7 +19,7 @@ fn errors(text: &str) -> Vec<Diagnostic> {
 fn kernel(tensor: &str, grid: &str, body: &str) -> String {
     format!(
         "kernel w {{\n%a:{tensor}.fp32.GL\n#b:{grid}.block\n#t:[32].thread\n\
-         %a <- Init<0.0><<<#b, #t>>>() {{\n{body}}}\n}}\n"
+         %a <- Spec<<<#b, #t>>>() {{\n{body}}}\n}}\n"
     )
 }
 

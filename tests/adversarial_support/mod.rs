@@ -19,7 +19,7 @@ pub struct Family {
 /// A kernel that initialises one global tensor, with `body` inside its spec.
 fn kernel_with(body: &str) -> String {
     format!(
-        "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n%a <- Init<0.0><<<#b, #t>>>() {{\n{body}}}\n"
+        "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n%a <- Spec<<<#b, #t>>>() {{\n{body}}}\n"
     )
 }
 
