@@ -128,7 +128,11 @@ pub fn check(name: &str, text: &str, options: &Options) -> Result<Checked, Vec<D
 ///
 /// ```
 /// use graphene::compile::{Options, compile};
-/// let src = "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n%a <- Init<0.0><<<#b, #t>>>()\n";
+/// let src = "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+///            %a <- Init<0.0><<<#b, #t>>>() {\n\
+///                @i = #t.indices()\n\
+///                %a[@i] <- Init<0.0><<<#b.scalar(), #t.scalar()>>>()\n\
+///            }\n";
 /// let compiled = compile("zero.gph", src, &Options::default()).unwrap();
 /// assert!(compiled.ptx().unwrap().contains(".entry zero("));
 /// assert_eq!(compiled.kernels[0].dynamic_shared_bytes, 0);
