@@ -25,7 +25,7 @@ const VECTOR_ADD_GPH: &str = "kernel vector_add {\n\
     %c:[N].fp32.GL\n\
     #blocks:[N/256].block\n\
     #threads:[256].thread\n\
-    %c <- BinaryPointwise<add><<<#blocks, #threads>>>(%a, %b) {}\n\
+    %c <- BinaryPointwise<add><<<#blocks, #threads>>>(%a, %b)\n\
     }\n";
 
 /// The reversal has no built-in contract: a generic `Spec`, run unchecked.
