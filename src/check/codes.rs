@@ -51,6 +51,9 @@ pub const OUT_OF_RANGE: &str = "E0227";
 /// An operation that does not apply to this kind of value (indexing a
 /// group, `.indices()` of a tensor, `Allocate()` outside a declaration).
 pub const BAD_OPERATION: &str = "E0228";
+/// `.broadcast(i, n)` at a position outside the innermost level (`0 ≤ i ≤
+/// rank`), or with an extent below 1.
+pub const BAD_BROADCAST: &str = "E0229";
 
 /// Index patterns that do not mirror the group's levels and modes.
 pub const PATTERN_MISMATCH: &str = "E0230";
@@ -141,7 +144,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 52] = [
+pub const ALL: [&str; 53] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -160,6 +163,7 @@ pub const ALL: [&str; 52] = [
     BAD_COORDINATES,
     OUT_OF_RANGE,
     BAD_OPERATION,
+    BAD_BROADCAST,
     PATTERN_MISMATCH,
     NOT_DECOMPOSABLE,
     LAUNCH_NOT_DECLARED,

@@ -17,6 +17,7 @@
 //!   [`group_type_text`]: what a consumer needs to draw or print checked values.
 
 mod barriers;
+mod broadcast;
 pub mod codes;
 mod coverage;
 mod defs;
