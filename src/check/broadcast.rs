@@ -1,18 +1,89 @@
 //! Stage 2, check: broadcast views (docs/language.md §3, `.broadcast`) — the
 //! operation `X.broadcast(i, n)`, which inserts a mode of `n` elements with
-//! stride 0 into the innermost level: every coordinate of the new mode
-//! names the same elements.
+//! stride 0 into the innermost level (every coordinate of the new mode
+//! names the same elements); the rule that a view with a stride-0 mode of
+//! more than one element is read only (a spec's input, never its output);
+//! and the `.broadcast` call that the size-mismatch diagnostic of
+//! elementwise kinds suggests.
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
-use crate::ir::{Memory, Requirement, View};
+use crate::ir::{Level, Memory, Requirement, SpecKind, View};
 use crate::layout::Tuple;
-use crate::syntax::ast::IntExpr;
+use crate::syntax::ast::{self, IntExpr};
 
 use super::codes;
 use super::env::{Checked, Checker, Poisoned};
 use super::ints::IntContext;
-use super::symbolic::{level_from_modes, modes, needs_positive_check};
+use super::symbolic::{level_from_modes, modes, needs_positive_check, same_tuple};
+
+/// A stride-0 leaf of a view that names one element several times.
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) struct BroadcastMode {
+    /// The level holding it, 0 the outermost.
+    pub depth: usize,
+    /// Its top-level mode in that level.
+    pub mode: usize,
+    /// Its extent (more than 1, or symbolic).
+    pub extent: Expr,
+}
+
+/// The first stride-0 leaf of `levels` whose extent is not 1, outermost
+/// level first. A symbolic extent counts: nothing keeps it at 1.
+pub(crate) fn broadcast_mode(levels: &[Level]) -> Option<BroadcastMode> {
+    levels.iter().enumerate().find_map(|(depth, level)| {
+        modes(level)
+            .iter()
+            .enumerate()
+            .find_map(|(mode, (shape, stride))| {
+                shape
+                    .leaves()
+                    .into_iter()
+                    .zip(stride.leaves())
+                    .find(|(extent, stride)| {
+                        stride.as_const() == Some(0) && extent.as_const() != Some(1)
+                    })
+                    .map(|(extent, _)| BroadcastMode {
+                        depth,
+                        mode,
+                        extent: extent.clone(),
+                    })
+            })
+    })
+}
+
+/// The `(position, extent)` of a `.broadcast` that turns `smaller` into
+/// `larger`, level by level: both have the same levels but the innermost,
+/// where `larger` has one more top-level mode, and the other modes' extents
+/// agree. The first position that works is given.
+fn broadcast_between(smaller: &[Level], larger: &[Level]) -> Option<(usize, Expr)> {
+    let (small_inner, small_outer) = smaller.split_last()?;
+    let (large_inner, large_outer) = larger.split_last()?;
+    if small_outer.len() != large_outer.len()
+        || small_outer
+            .iter()
+            .zip(large_outer)
+            .any(|(a, b)| !same_tuple(&a.shape, &b.shape))
+    {
+        return None;
+    }
+    let small = modes(small_inner);
+    let large = modes(large_inner);
+    if large.len() != small.len() + 1 {
+        return None;
+    }
+    (0..large.len()).find_map(|position| {
+        let (inserted, _) = &large[position];
+        let Tuple::Leaf(extent) = inserted else {
+            return None;
+        };
+        let others = large[..position].iter().chain(&large[position + 1..]);
+        others
+            .zip(&small)
+            .all(|((a, _), (b, _))| same_tuple(a, b))
+            .then(|| (position, extent.clone()))
+    })
+}
 
 impl Checker {
     /// `view.broadcast(position, extent)`: a mode of `extent` elements and
@@ -112,5 +183,54 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// A spec's outputs may not be broadcast views: a stride-0 mode would
+    /// write one element once per coordinate of the mode.
+    pub(crate) fn broadcast_outputs(&mut self, kind: &SpecKind, outputs: &[View]) {
+        for output in outputs {
+            let Some(found) = broadcast_mode(&output.ty.levels) else {
+                continue;
+            };
+            let level = self.level_text(&output.ty.levels[found.depth]);
+            let extent = self.expr_text(&found.extent);
+            let which = if output.ty.levels.len() == 1 {
+                format!("mode {}", found.mode)
+            } else {
+                format!("mode {} of level {}", found.mode, found.depth)
+            };
+            self.report(
+                Diagnostic::error(
+                    codes::BROADCAST_OUTPUT,
+                    format!("a broadcast view as the output of `{kind}`"),
+                    output.span,
+                )
+                .with_label(format!(
+                    "{which} of {level} has stride 0: it names one element {extent} times"
+                ))
+                .with_note("a stride-0 mode repeats an element; reading it is harmless, writing it writes that element once per coordinate")
+                .with_help("write into a view without stride-0 modes, and broadcast the inputs instead"),
+            );
+        }
+    }
+
+    /// The help line of a size mismatch between elementwise operands: the
+    /// `.broadcast` call (on `smaller`, an operand as written and whether it
+    /// is an input) that gives it `larger`'s shape, when one does. Outputs
+    /// get none: a broadcast output is refused.
+    pub(crate) fn broadcast_help(
+        &self,
+        smaller: (&View, &ast::Expr, bool),
+        larger: &View,
+    ) -> Option<String> {
+        let (view, written, is_input) = smaller;
+        if !is_input {
+            return None;
+        }
+        let (position, extent) = broadcast_between(&view.ty.levels, &larger.ty.levels)?;
+        Some(format!(
+            "broadcast the smaller operand: `{written}.broadcast({position}, {})`",
+            self.expr_text(&extent)
+        ))
     }
 }

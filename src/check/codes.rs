@@ -103,6 +103,9 @@ pub const MUST_DECOMPOSE: &str = "E0257";
 /// `MatMul<async>` with a body: only a warpgroup's `wgmma` runs
 /// asynchronously, and a decomposed spec is complete when it ends.
 pub const ASYNC_DECOMPOSED: &str = "E0258";
+/// A broadcast view (a stride-0 mode of more than one element) as a spec's
+/// output: it would write one element several times.
+pub const BROADCAST_OUTPUT: &str = "E0259";
 
 /// A loop whose step is not positive.
 pub const LOOP_STEP: &str = "E0260";
@@ -144,7 +147,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 53] = [
+pub const ALL: [&str; 54] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -185,6 +188,7 @@ pub const ALL: [&str; 53] = [
     SHFL,
     MUST_DECOMPOSE,
     ASYNC_DECOMPOSED,
+    BROADCAST_OUTPUT,
     LOOP_STEP,
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,

@@ -146,3 +146,105 @@ fn what_broadcast_refuses() {
         Err(vec![codes::TYPE_MISMATCH])
     );
 }
+
+/// A kernel with a 32-thread block and a generic root whose body is `body`,
+/// after the declarations `decls`.
+fn kernel_with(decls: &str, body: &str) -> String {
+    format!(
+        "{decls}\n#b:[1].block\n#t:[32].thread\n%out:[32].fp32.GL\n\
+         %out <- Spec<<<#b, #t>>>() {{\n#one = #b.scalar()\n#me = #t.scalar()\n{body}\n}}\n"
+    )
+}
+
+#[test]
+fn broadcast_views_are_inputs_of_every_reading_kind() {
+    let decls = "%r:[4].fp32.RF\n%m:[4,4].fp32.RF\n%s:[4].fp32.SH\n%one_value:[].fp32.RF";
+    for body in [
+        "%m <- Move<<<#one, #me>>>(%r.broadcast(0, 4))",
+        "%m <- UnaryPointwise<exp><<<#one, #me>>>(%r.broadcast(1, 4))",
+        "%m <- BinaryPointwise<add><<<#one, #me>>>(%m, %r.broadcast(0, 4))",
+        "%m <- TernaryPointwise<fma><<<#one, #me>>>(%m, %one_value.broadcast(0, 16), %m)",
+        "%m <- Select<lt><<<#one, #me>>>(%m, %r.broadcast(0, 4), %m, %r.broadcast(1, 4))",
+        "%r <- Reduction<add, [1]><<<#one, #me>>>(%s.broadcast(1, 8))",
+        "%m <- MatMul<<<#one, #me>>>(%r.broadcast(1, 1), %r.broadcast(0, 1)) {}",
+    ] {
+        let src = kernel_with(decls, body);
+        assert_eq!(super::codes_of(&src), Vec::<&str>::new(), "{body}");
+    }
+}
+
+#[test]
+fn broadcast_views_are_no_outputs() {
+    let decls = "%r:[4].fp32.RF\n%m:[4,4].fp32.RF\n%twice:[2,2 : 0,1].fp32.RF\n%g:[M].fp32.GL";
+    for body in [
+        "%r.broadcast(0, 4) <- Move<<<#one, #me>>>(%m)",
+        "%r.broadcast(1, 4) <- BinaryPointwise<add><<<#one, #me>>>(%m, %m)",
+        "%r.broadcast(0, 4) <- Init<0.0><<<#one, #me>>>()",
+        // A written layout with a stride-0 mode is a broadcast view too.
+        "%twice <- Init<1.0><<<#one, #me>>>()",
+        // A symbolic extent may be more than 1.
+        "%g.broadcast(0, M)[_, 0] <- Move<<<#one, #me>>>(%g)",
+    ] {
+        let src = kernel_with(decls, body);
+        assert_eq!(
+            super::codes_of(&src),
+            vec![codes::BROADCAST_OUTPUT],
+            "{body}"
+        );
+    }
+    // Stride 0 over a single element names it once: the rest of a whole
+    // mode kept by `.tile` is such a mode.
+    let src = kernel_with(
+        "%m:[4,4].fp32.RF\n%one_slot:[1,4 : 0,1].fp32.RF",
+        "%one_slot <- Move<<<#one, #me>>>(%m[0, _])\n%m.tile([2, _])[0, _, _, _] <- Init<0.0><<<#one, #me>>>()",
+    );
+    assert_eq!(super::codes_of(&src), Vec::<&str>::new());
+}
+
+/// The help line of the one diagnostic of `body`.
+fn mismatch_help(decls: &str, body: &str) -> String {
+    let src = kernel_with(decls, body);
+    let diagnostics = super::check("mismatch.gph", &src).expect_err("a size mismatch");
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0].code, codes::SIZE_MISMATCH);
+    diagnostics[0].help.clone().unwrap_or_default()
+}
+
+#[test]
+fn a_size_mismatch_suggests_the_broadcast_that_fixes_it() {
+    let decls = "%x:[M, N].fp32.GL\n%b:[N].fp32.GL\n%mean:[M].fp32.GL\n%y:[M, N].fp32.GL";
+    assert_eq!(
+        mismatch_help(
+            decls,
+            "%y <- BinaryPointwise<add><<<#one, #me>>>(%x, %b) {}"
+        ),
+        "broadcast the smaller operand: `%b.broadcast(0, M)`"
+    );
+    // Either operand may be the smaller one, and the mode may go last.
+    assert_eq!(
+        mismatch_help(
+            decls,
+            "%y <- BinaryPointwise<sub><<<#one, #me>>>(%mean, %x) {}"
+        ),
+        "broadcast the smaller operand: `%mean.broadcast(1, N)`"
+    );
+    // The call is written on the operand as written.
+    let tiles = "%x:[64, 32].fp32.SH\n%b:[8, 32].fp32.SH\n%y:[16, 32].fp32.SH";
+    assert_eq!(
+        mismatch_help(tiles, "%y <- Move<<<#one, #me>>>(%b[0, _]) {}"),
+        "broadcast the smaller operand: `%b[0, _].broadcast(0, 16)`"
+    );
+    // No broadcast makes [48] into [M, N], and an output is never broadcast.
+    let plain = "tile or index the operands so that each holds the same number of elements";
+    assert_eq!(
+        mismatch_help(
+            "%x:[64, 32].fp32.GL\n%c:[48].fp32.GL\n%y:[64, 32].fp32.GL",
+            "%y <- BinaryPointwise<add><<<#one, #me>>>(%x, %c) {}"
+        ),
+        plain
+    );
+    assert_eq!(
+        mismatch_help(decls, "%b <- Move<<<#one, #me>>>(%x) {}"),
+        plain
+    );
+}
