@@ -222,10 +222,8 @@ fn each_thread_loads_its_piece_of_the_vector_once() {
                 assert_eq!(packs.len(), 2, "{case:?}: {packs:?}\n{text}");
                 for pack in packs {
                     let inside = pack.split('{').nth(1).expect("a pair");
-                    let halves: Vec<&str> = inside
-                        .trim_end_matches(['}', ';'])
-                        .split(", ")
-                        .collect();
+                    let halves: Vec<&str> =
+                        inside.trim_end_matches(['}', ';']).split(", ").collect();
                     assert_eq!(halves[0], halves[1], "{pack}");
                 }
             }

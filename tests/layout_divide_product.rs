@@ -209,6 +209,23 @@ fn cute_guide_values() {
     assert_eq!(p.to_string(), "((2,2),(2,3)):((4,1),(2,8))");
 }
 
+/// A broadcast mode (stride 0, `.broadcast` in the language) divides like
+/// any other: its tiles and rests keep stride 0, so every piece of a
+/// broadcast names the same element all along the mode.
+#[test]
+fn divides_of_stride_zero_modes_keep_stride_zero() {
+    let row = layout("(64,32):(0,1)");
+    let tiler = Tiler::shape(&[16, 8]).unwrap();
+    let z = zipped_divide(&row, &tiler).unwrap();
+    assert_eq!(z.to_string(), "((16,8),(4,4)):((0,1),(0,8))");
+    let d = logical_divide(&layout("64:0"), &Tiler::Layout(layout("4:2"))).unwrap();
+    assert_eq!(d.to_string(), "(4,(2,8)):(0,(0,0))");
+    // The divide rearranges the row's coordinates: each of its 32 offsets
+    // is still named once per row, 64 times.
+    assert_eq!(sorted_offsets(&z), sorted_offsets(&row));
+    assert_eq!(sorted_offsets(&z).iter().filter(|&&o| o == 31).count(), 64);
+}
+
 #[test]
 fn gemm_sized_divide() {
     let matrix = layout("[4096,4096]");

@@ -249,6 +249,45 @@ fn pointwise_kinds_apply_their_operation() {
 }
 
 #[test]
+fn broadcast_operands_repeat_their_elements() {
+    // A bias row over the 4 rows of a 4×3 matrix (element (i, j) at i + 4j),
+    // and a value per row over its 3 columns.
+    let x: Vec<f64> = (0..12).map(|v| f64::from(v) * 0.5).collect();
+    let row = [10.0, 20.0, 30.0];
+    let per_row = [-1.0, -2.0, -3.0, -4.0];
+    for (vector, repeated, values, at) in [
+        (
+            "[3]",
+            "%v.broadcast(0, 4)",
+            &row[..],
+            (|_, j| j) as fn(usize, usize) -> usize,
+        ),
+        ("[4]", "%v.broadcast(1, 3)", &per_row[..], |i, _| i),
+    ] {
+        for (kind, inputs) in [
+            ("BinaryPointwise<add>", format!("%x, {repeated}")),
+            ("Move", repeated.to_string()),
+        ] {
+            let source = format!(
+                "%x:[4, 3].fp32.GL\n%v:{vector}.fp32.GL\n%z:[4, 3].fp32.GL\n#g:[1].block\n\
+                 #t:[4].thread\n%z <- {kind}<<<#g, #t>>>({inputs})\n"
+            );
+            let contract = Contract::of(&kernel(&source), &[]).unwrap();
+            // Every parameter's values, in declaration order: x, v, z.
+            let expected = contract.evaluate(&[&x, values, &[0.0; 12]]).unwrap();
+            let want: Vec<f64> = (0..12)
+                .map(|e| {
+                    let (i, j) = (e % 4, e / 4);
+                    let v = values[at(i, j)];
+                    if kind == "Move" { v } else { x[e] + v }
+                })
+                .collect();
+            assert_eq!(expected.values, want, "{kind}({inputs})");
+        }
+    }
+}
+
+#[test]
 fn init_fills_and_symbolic_sizes_follow_the_dims() {
     let kernel =
         kernel("%x:[N, 4].bf16.GL\n#g:[N].block\n#t:[4].thread\n%x <- Init<0.1><<<#g, #t>>>()\n");
