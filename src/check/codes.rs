@@ -100,6 +100,10 @@ pub const MUST_DECOMPOSE: &str = "E0257";
 /// `MatMul<async>` with a body: only a warpgroup's `wgmma` runs
 /// asynchronously, and a decomposed spec is complete when it ends.
 pub const ASYNC_DECOMPOSED: &str = "E0258";
+/// An atomic `Reduction` over more than a warp whose instances are not
+/// whole, aligned runs of warps: N consecutive threads (N a multiple of 32)
+/// starting at multiples of N, the block a whole number of them.
+pub const BLOCK_REDUCTION_GROUP: &str = "E0259";
 
 /// A loop whose step is not positive.
 pub const LOOP_STEP: &str = "E0260";
@@ -141,7 +145,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 52] = [
+pub const ALL: [&str; 53] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -181,6 +185,7 @@ pub const ALL: [&str; 52] = [
     SHFL,
     MUST_DECOMPOSE,
     ASYNC_DECOMPOSED,
+    BLOCK_REDUCTION_GROUP,
     LOOP_STEP,
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,
