@@ -121,16 +121,21 @@ impl Checker {
             return;
         };
         let text = self.group_text(&threads.ty);
+        let threads_per_instance = lanes.len();
         self.report(
             Diagnostic::error(
                 codes::BLOCK_REDUCTION_GROUP,
                 format!(
-                    "a `Reduction` over {} threads that cannot reduce across warps",
-                    lanes.len()
+                    "a `Reduction` over {threads_per_instance} threads that are not whole rows of \
+                     warps"
                 ),
                 spec.threads.span,
             )
-            .with_label(format!("of type {text}: {reason}"))
+            .with_label(reason)
+            .with_note(format!(
+                "the group is `{text}`: its innermost level, {threads_per_instance} threads, \
+                 reduces together"
+            ))
             .with_note(
                 "a reduction over more than a warp combines the warps' partials in shared \
                  memory: each instance must be N consecutive threads, N a multiple of 32, \
