@@ -283,8 +283,39 @@ pub fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::testing::{kernel_with_buffers, shared};
+    use crate::ir::{Memory, ReduceOp, Scalar, SpecKind};
+    use crate::lower::testing::{
+        KernelBuilder, atomic, col_major, for_loop, group, kernel_with_buffers, shared, ty,
+    };
 
+    /// A kernel of `threads` threads with one shared buffer of `shared_halves`
+    /// fp16 elements and, inside a loop, a block reduction of `kept` results
+    /// per thread over rows of `row` threads.
+    fn reducing(threads: i64, row: i64, kept: i64, shared_halves: i64) -> Kernel {
+        let mut k = KernelBuilder::new("k", threads, 1);
+        k.shared(
+            "tile",
+            ty(
+                vec![col_major(&[shared_halves])],
+                Scalar::Fp16,
+                Memory::Shared,
+            ),
+        );
+        let rf = |extents: &[i64]| ty(vec![col_major(extents)], Scalar::Fp32, Memory::Registers);
+        let input = k.registers("v", rf(&[4, kept]));
+        let output = k.registers("s", rf(&[kept]));
+        let reduce = atomic(
+            SpecKind::Reduction {
+                op: ReduceOp::Add,
+                axes: vec![0],
+            },
+            vec![k.whole(output)],
+            vec![k.whole(input)],
+            group(&[(&[threads / row], &[row]), (&[row], &[1])]),
+        );
+        let var = k.loop_named("i");
+        k.finish(vec![for_loop(var, (0, 2, 1), false, vec![reduce])])
+    }
     #[test]
     fn small_kernels_get_one_static_array_per_buffer() {
         let kernel = kernel_with_buffers(vec![shared("a", 256), shared("b", 100)]);
@@ -339,6 +370,39 @@ mod tests {
         let error = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap_err();
         let message = error.to_diagnostic().message;
         assert!(message.contains("4294967296 bytes"), "{message}");
+    }
+
+    #[test]
+    fn block_reductions_reserve_a_slot_per_warp_and_result_after_the_buffers() {
+        // 512 threads: 16 warps, 2 results each, 128 bytes.
+        let plan = plan_shared(&reducing(512, 256, 2, 100), None, &mut BTreeSet::new()).unwrap();
+        let scratch = plan.scratch.expect("a scratch slice");
+        assert_eq!((scratch.warps, scratch.bytes), (16, 128));
+        assert_eq!(scratch.array, "k_reduction_scratch");
+        assert_eq!(plan.total, 256 + 128);
+        // A warp's reduction needs none.
+        let plan = plan_shared(&reducing(256, 32, 1, 100), None, &mut BTreeSet::new()).unwrap();
+        assert_eq!(plan.scratch, None);
+        assert_eq!(plan.total, 256);
+    }
+
+    #[test]
+    fn the_scratch_counts_toward_the_dynamic_array_and_the_limit() {
+        // 60 KiB of buffers: dynamic, the scratch in the same array after them.
+        let kernel = reducing(256, 128, 1, 30 * 1024);
+        let plan = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap();
+        let scratch = plan.scratch.clone().expect("a scratch slice");
+        assert!(plan.dynamic);
+        assert_eq!(
+            (scratch.array.as_str(), scratch.offset),
+            ("k_dynamic_smem", 61440)
+        );
+        assert_eq!(dynamic_shared_bytes(&kernel), Ok(61440 + 128));
+        // Buffers filling sm_86's 99 KiB exactly: the scratch is one slice too many.
+        let full = reducing(256, 128, 1, 99 * 512);
+        assert!(plan_shared(&full, Some(Arch::Sm80), &mut BTreeSet::new()).is_ok());
+        let error = plan_shared(&full, Some(Arch::Sm86), &mut BTreeSet::new()).unwrap_err();
+        assert_eq!(error.to_diagnostic().code, "E0302");
     }
 
     #[test]

@@ -42,6 +42,13 @@ pub struct WarpPlan {
     warps: u32,
 }
 
+impl WarpPlan {
+    /// The warps of one instance (1: a warp or less, shuffles alone).
+    pub fn warps(&self) -> u32 {
+        self.warps
+    }
+}
+
 /// Every warp pattern.
 pub fn patterns() -> Vec<WarpPattern> {
     vec![
