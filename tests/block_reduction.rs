@@ -4,8 +4,9 @@
 //! the CPU executor of their PTX with random rows, and compared with values
 //! computed here — with no finding (race, unwritten read, out-of-bounds).
 //! Also: the exact instruction sequence of a 256-thread row, ptxas on the
-//! generated kernels, and the race the executor reports when the barrier
-//! that frees the scratch is removed between two block reductions.
+//! generated kernels, a block reduction in a run-time loop, and the race
+//! the executor reports when the barrier that frees the scratch is removed
+//! (between two block reductions, and between two iterations of one).
 
 mod support;
 
@@ -318,7 +319,7 @@ fn exchange(ptx: &str) -> Vec<String> {
     lines[first..=bars[1]]
         .iter()
         .map(|l| {
-            l.split(|c: char| c == ' ' || c == ',' || c == ';')
+            l.split([' ', ',', ';'])
                 .filter(|w| !w.is_empty() && !w.starts_with('%') && !w.starts_with("[%"))
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -445,23 +446,73 @@ fn back_to_back_reductions_need_the_barrier_that_frees_the_scratch() {
     }
     // Without the first reduction's second barrier, the second reduction's
     // stores meet the first one's loads in one barrier interval.
-    let second_bar = ptx
-        .match_indices("bar.sync 0;")
-        .nth(1)
-        .expect("a second barrier")
-        .0;
-    let mutant = format!(
-        "{}{}",
-        &ptx[..second_bar],
-        &ptx[second_bar + "bar.sync 0;".len()..]
-    );
-    let (report, _) = run(&mutant, "two", shape, &input);
-    assert!(
-        report
-            .findings
-            .iter()
-            .any(|f| matches!(f.kind, FindingKind::Race { .. })),
-        "{:#?}",
-        report.findings
-    );
+    let (report, _) = run(&without_second_barrier(&ptx), "two", shape, &input);
+    assert!(races(&report), "{:#?}", report.findings);
+}
+
+/// `ptx` without its second `bar.sync`: the first block reduction's last.
+fn without_second_barrier(ptx: &str) -> String {
+    let barrier = "bar.sync 0;";
+    let (at, _) = ptx.match_indices(barrier).nth(1).expect("a second barrier");
+    format!("{}{}", &ptx[..at], &ptx[at + barrier.len()..])
+}
+
+fn races(report: &ExecReport) -> bool {
+    report
+        .findings
+        .iter()
+        .any(|f| matches!(f.kind, FindingKind::Race { .. }))
+}
+
+#[test]
+fn a_block_reduction_in_a_run_time_loop_meets_itself_without_a_race() {
+    // Sixteen iterations (a run-time loop): each reduces one column block
+    // of the row and adds the result to a running sum.
+    let text = "kernel looped {
+    %X:[8, 4096 : 4096, 1].fp32.GL
+    %Y:[8].fp32.GL
+    #rows:[8].block
+    #threads:[256].thread
+    %Y <- Reduction<add, [1]><<<#rows, #threads>>>(%X) {
+        #one:[].block = #rows.scalar()
+        #me:[].thread = #threads.scalar()
+        @r = #rows.indices()
+        @t = #threads.indices()
+        %total:[].fp32.RF
+        %total <- Init<0.0><<<#one, #me>>>()
+        for (k = 0; k < 16; k += 1) {
+            %v:[].fp32.RF
+            %v <- Move<<<#one, #me>>>(%X[@r, @t + 256 * k])
+            %part:[].fp32.RF
+            %part <- Reduction<add, []><<<#one, #threads>>>(%v)
+            %total <- BinaryPointwise<add><<<#one, #me>>>(%total, %part)
+        }
+        if (@t == 0) {
+            %Y[@r] <- Move<<<#one, #me>>>(%total)
+        }
+    }
+}
+";
+    let ptx = compile_ptx("looped", text);
+    assert!(ptx.contains("$L"), "a run-time loop: {ptx}");
+    let shape = Shape {
+        threads: 256,
+        rows_per_block: 1,
+        per_thread: 16,
+    };
+    let input = random_words(Ty::F32, ROWS * 4096, 13);
+    let (report, out) = run(&ptx, "looped", shape, &input);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    for (row, got) in out.iter().enumerate() {
+        let want = expected("add", Ty::F32, &input[row * 4096..(row + 1) * 4096]);
+        let got = f64::from(f32::from_bits(*got));
+        assert!(
+            (got - want).abs() < 1e-6 * 100.0 * 4096.0,
+            "row {row}: {got} {want}"
+        );
+    }
+    // One reduction in the loop's body: without its second barrier, the
+    // next iteration's stores meet this one's loads.
+    let (report, _) = run(&without_second_barrier(&ptx), "looped", shape, &input);
+    assert!(races(&report), "{:#?}", report.findings);
 }
