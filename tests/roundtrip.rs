@@ -214,6 +214,11 @@ fn expr(rooted_at: char) -> impl Strategy<Value = Expr> {
                 .prop_map(|(b, args)| ExprKind::Tile(Box::new(b), args)),
             (inner.clone(), prop::option::of(int_expr()), layout())
                 .prop_map(|(b, d, l)| ExprKind::Reshape(Box::new(b), d, l)),
+            (inner.clone(), int_expr(), int_expr()).prop_map(|(b, i, n)| ExprKind::Broadcast(
+                Box::new(b),
+                i,
+                n
+            )),
             inner.clone().prop_map(|b| ExprKind::Scalar(Box::new(b))),
             inner.clone().prop_map(|b| ExprKind::Indices(Box::new(b))),
             (inner, prop::collection::vec(coord(), 1..4))

@@ -51,6 +51,9 @@ pub const OUT_OF_RANGE: &str = "E0227";
 /// An operation that does not apply to this kind of value (indexing a
 /// group, `.indices()` of a tensor, `Allocate()` outside a declaration).
 pub const BAD_OPERATION: &str = "E0228";
+/// `.broadcast(i, n)` at a position outside the innermost level (`0 ≤ i ≤
+/// rank`), or with an extent below 1.
+pub const BAD_BROADCAST: &str = "E0229";
 
 /// Index patterns that do not mirror the group's levels and modes.
 pub const PATTERN_MISMATCH: &str = "E0230";
@@ -120,6 +123,9 @@ pub const INIT_OUT_OF_RANGE: &str = "E0263";
 pub const PAST_32_BITS: &str = "E0265";
 /// A swizzle that moves an offset of its tensor outside the tensor.
 pub const SWIZZLE_OUTSIDE: &str = "E0266";
+/// A broadcast view (a stride-0 mode of more than one element) as a spec's
+/// output: it would write one element several times.
+pub const BROADCAST_OUTPUT: &str = "E0267";
 
 /// A `sync` under an `if` whose condition, or a `for` whose bounds, name
 /// the thread id: threads that skip the barrier deadlock the block.
@@ -145,7 +151,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 53] = [
+pub const ALL: [&str; 55] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -164,6 +170,7 @@ pub const ALL: [&str; 53] = [
     BAD_COORDINATES,
     OUT_OF_RANGE,
     BAD_OPERATION,
+    BAD_BROADCAST,
     PATTERN_MISMATCH,
     NOT_DECOMPOSABLE,
     LAUNCH_NOT_DECLARED,
@@ -193,6 +200,7 @@ pub const ALL: [&str; 53] = [
     DIVERGENT_SYNC,
     PAST_32_BITS,
     SWIZZLE_OUTSIDE,
+    BROADCAST_OUTPUT,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
     NOT_COVERED,

@@ -92,6 +92,7 @@ impl Checker {
             | ExprKind::Allocate
             | ExprKind::Tile(..)
             | ExprKind::Reshape(..)
+            | ExprKind::Broadcast(..)
             | ExprKind::Scalar(_)
             | ExprKind::Index(..) => Err(self.fail(
                 Diagnostic::error(
@@ -377,6 +378,7 @@ impl Checker {
             | ExprKind::Allocate
             | ExprKind::Tile(..)
             | ExprKind::Reshape(..)
+            | ExprKind::Broadcast(..)
             | ExprKind::Indices(_)
             | ExprKind::Scalar(_)
             | ExprKind::Index(..) => None,

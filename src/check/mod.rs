@@ -18,6 +18,7 @@
 
 mod barriers;
 mod blockwide;
+mod broadcast;
 pub mod codes;
 mod coverage;
 mod defs;

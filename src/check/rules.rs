@@ -163,23 +163,24 @@ impl Checker {
                 .with_help("give the spec a body `{ … }`, or use a built-in kind that an instruction implements"),
             );
         }
+        self.broadcast_outputs(kind, outputs);
         let lanes = self.lanes(threads);
         match kind {
             SpecKind::Move { asynchronous } => {
                 if *asynchronous {
                     self.async_memories(&outputs[0], &inputs[0], spec.kind_span);
                 }
-                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+                self.equal_counts(spec, kind, outputs, inputs, lanes.as_ref());
             }
             SpecKind::Unary(_)
             | SpecKind::Binary(_)
             | SpecKind::Ternary(_)
             | SpecKind::Select(_) => {
-                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+                self.equal_counts(spec, kind, outputs, inputs, lanes.as_ref());
             }
             SpecKind::Shfl { mask } => {
                 self.shfl(spec, *mask, &outputs[0], &inputs[0], threads);
-                self.equal_counts(kind, outputs, inputs, lanes.as_ref());
+                self.equal_counts(spec, kind, outputs, inputs, lanes.as_ref());
             }
             SpecKind::MatMul { .. } => {
                 let any_per_lane = lanes.as_ref().is_none_or(|lanes| {
@@ -261,9 +262,12 @@ impl Checker {
         );
     }
 
-    /// Elementwise kinds: every operand holds as many elements.
+    /// Elementwise kinds: every operand holds as many elements. The
+    /// diagnostic names both operands' shapes and, where a `.broadcast` of
+    /// the smaller input gives it the other's shape, suggests that call.
     fn equal_counts(
         &mut self,
+        spec: &ast::SpecStmt,
         kind: &SpecKind,
         outputs: &[View],
         inputs: &[View],
@@ -273,6 +277,7 @@ impl Checker {
             return;
         };
         let operands: Vec<&View> = outputs.iter().chain(inputs).collect();
+        let written: Vec<&ast::Expr> = spec.outputs.iter().chain(&spec.inputs).collect();
         let Some(first) = operands.first() else {
             return;
         };
@@ -289,32 +294,49 @@ impl Checker {
             }
         }
         let expected = self.lane_count(first, lanes);
-        for other in &operands[1..] {
+        for (index, other) in operands.iter().enumerate().skip(1) {
             let count = self.lane_count(other, lanes);
-            if !same(&count, &expected) {
-                let scaled = self.per_lane(first, lanes) != self.per_lane(other, lanes);
-                let mut diagnostic = Diagnostic::error(
-                    codes::SIZE_MISMATCH,
-                    format!(
-                        "the operands of `{}` hold different numbers of elements",
-                        kind_name(kind)
-                    ),
-                    other.span,
-                )
-                .with_label(self.count_label(other, lanes, scaled))
-                .with_secondary(first.span, self.count_label(first, lanes, scaled))
-                .with_help(
-                    "tile or index the operands so that each holds the same number of elements",
-                );
-                if scaled {
-                    diagnostic = diagnostic.with_note(format!(
-                        "per-thread operands count once per thread of the group's innermost level ({} threads)",
-                        lanes.len()
-                    ));
-                }
-                self.report(diagnostic);
-                return;
+            if same(&count, &expected) {
+                continue;
             }
+            let scaled = self.per_lane(first, lanes) != self.per_lane(other, lanes);
+            // The first operand is an input only in a spec without outputs.
+            let sides = [
+                (*first, written[0], outputs.is_empty()),
+                (*other, written[index], index >= outputs.len()),
+            ];
+            let help = if scaled {
+                None
+            } else {
+                self.broadcast_help(sides[0], sides[1].0)
+                    .or_else(|| self.broadcast_help(sides[1], sides[0].0))
+            };
+            let mut diagnostic = Diagnostic::error(
+                codes::SIZE_MISMATCH,
+                format!(
+                    "the operands of `{}` hold different numbers of elements: `{}` is {} but `{}` is {}",
+                    kind_name(kind),
+                    written[0],
+                    self.shape_text(&first.ty.levels),
+                    written[index],
+                    self.shape_text(&other.ty.levels),
+                ),
+                other.span,
+            )
+            .with_label(self.count_label(other, lanes, scaled))
+            .with_secondary(first.span, self.count_label(first, lanes, scaled))
+            .with_help(help.unwrap_or_else(|| {
+                "tile or index the operands so that each holds the same number of elements"
+                    .to_string()
+            }));
+            if scaled {
+                diagnostic = diagnostic.with_note(format!(
+                    "per-thread operands count once per thread of the group's innermost level ({} threads)",
+                    lanes.len()
+                ));
+            }
+            self.report(diagnostic);
+            return;
         }
     }
 

@@ -307,6 +307,14 @@ impl Checker {
         print::group_type_text(ty, &self.names())
     }
 
+    /// The shape of computed levels, without strides: `[2,2].[8,8]`.
+    pub(crate) fn shape_text(&self, levels: &[Level]) -> String {
+        print::written_levels_text(
+            levels.iter().map(|level| (&level.shape, None)),
+            &self.names(),
+        )
+    }
+
     /// The text of a computed level.
     pub(crate) fn level_text(&self, level: &Level) -> String {
         print::level_text(level, &self.names())

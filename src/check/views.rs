@@ -1,8 +1,8 @@
 //! Stage 2, check: the values of tensor and group expressions — a view's
 //! buffer, base offset and type through `.tile`, `.reshape` and indexing
 //! (docs/language.md §3), and a group's type through `.tile`, `.reshape`
-//! and `.scalar`. Tiling and reshaping keep a view's base; indexing adds
-//! `level(c)` of every indexed mode to it.
+//! and `.scalar`. Tiling, reshaping and broadcasting (`super::broadcast`)
+//! keep a view's base; indexing adds `level(c)` of every indexed mode to it.
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
@@ -93,6 +93,21 @@ impl Checker {
                 let levels = self.reshape_levels(value.levels(), depth.as_ref(), layout)?;
                 Ok(value.with_levels(levels, e.span))
             }
+            ExprKind::Broadcast(base, position, extent) => match self.value(base)? {
+                Value::Tensor(view) => self
+                    .broadcast_view(view, position, extent, e.span)
+                    .map(Value::Tensor),
+                Value::Group(_) => Err(self.fail(
+                    Diagnostic::error(
+                        codes::BAD_OPERATION,
+                        "`.broadcast` applies to tensors, not thread groups",
+                        e.span,
+                    )
+                    .with_label("a thread group")
+                    .with_note("a stride-0 mode of a group would name one thread at several coordinates")
+                    .with_help("broadcast the tensor the group works on: `%b.broadcast(0, M)`"),
+                )),
+            },
             ExprKind::Indices(_) => Err(self.fail(
                 Diagnostic::error(
                     codes::BAD_OPERATION,
@@ -163,6 +178,7 @@ impl Checker {
             ExprKind::Allocate
             | ExprKind::Tile(..)
             | ExprKind::Reshape(..)
+            | ExprKind::Broadcast(..)
             | ExprKind::Indices(_)
             | ExprKind::Scalar(_)
             | ExprKind::Index(..) => format!("this is {found}"),

@@ -7,6 +7,7 @@
 //! expression goes to the index arithmetic ([`crate::index`]).
 
 pub mod address;
+pub mod broadcast;
 pub mod emitter;
 pub mod error;
 pub mod group;

@@ -4,6 +4,7 @@
 //! in a register array), and what can be proven about them: contiguity and
 //! alignment, the conditions of vector instructions.
 
+use super::broadcast::{Broadcast, distinct_view};
 use crate::diag::Span;
 use crate::expr::Expr;
 use crate::index::prove::Prover;
@@ -45,6 +46,9 @@ pub struct OperandInfo {
     pub count: usize,
     /// Where the elements are, or why that cannot be said.
     pub place: Result<Place, String>,
+    /// For a memory view with a stride-0 mode of more than one element:
+    /// its distinct elements, which one read moves.
+    pub broadcast: Option<Box<Broadcast>>,
 }
 
 /// Where the elements of an operand live.
@@ -98,9 +102,29 @@ impl OperandInfo {
             modes: Vec::new(),
             count: 0,
             place: Err(String::new()),
+            broadcast: None,
         };
         info.place = info.locate(view, prover, names);
+        if info.place.is_ok()
+            && let Some((distinct, source)) = distinct_view(view, info.count)
+        {
+            let role = format!("{} (its stride-0 modes cut to one element)", info.role);
+            let ty = distinct.ty.display(names).to_string();
+            info.broadcast = Some(Box::new(Broadcast {
+                distinct: OperandInfo::analyse(&distinct, role, ty, prover, names),
+                source,
+            }));
+        }
         info
+    }
+
+    /// The operand one read of it moves: the distinct elements of a
+    /// broadcast, the operand itself otherwise.
+    pub fn read_access(&self) -> &OperandInfo {
+        match &self.broadcast {
+            Some(broadcast) => &broadcast.distinct,
+            None => self,
+        }
     }
 
     fn locate(&mut self, view: &View, prover: &Prover, names: &Names) -> Result<Place, String> {

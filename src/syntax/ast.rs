@@ -369,6 +369,9 @@ pub enum ExprKind {
     Tile(Box<Expr>, Vec<TileArg>),
     /// `e.reshape(depth, layout)`, or `e.reshape(layout)` (depth `None`).
     Reshape(Box<Expr>, Option<IntExpr>, Layout),
+    /// `e.broadcast(position, extent)`: a mode of `extent` elements with
+    /// stride 0 inserted at `position` of the innermost level.
+    Broadcast(Box<Expr>, IntExpr, IntExpr),
     /// `e.indices()`.
     Indices(Box<Expr>),
     /// `e.scalar()`.

@@ -1,5 +1,6 @@
 //! Stage 1, syntax: tensor and group expressions (a name, `Allocate()`, and
-//! the operations `.tile`, `.reshape`, `.indices`, `.scalar`, `[…]`), their
+//! the operations `.tile`, `.reshape`, `.broadcast`, `.indices`, `.scalar`,
+//! `[…]`), their
 //! coordinates, and the index patterns bound by `.indices()`.
 
 use nom::{Err, Parser};
@@ -13,7 +14,7 @@ use super::lexeme::{
 };
 use crate::diag::{Diagnostic, Span};
 
-const OPERATIONS: [&str; 4] = ["tile", "reshape", "indices", "scalar"];
+const OPERATIONS: [&str; 5] = ["tile", "reshape", "broadcast", "indices", "scalar"];
 
 /// A tensor or group expression: a primary followed by operations.
 pub(crate) fn expr(input: Input) -> PResult<Expr> {
@@ -113,14 +114,16 @@ fn with_call_help<'s>(
 /// The operation after a `.`, applied to `base`.
 fn operation(input: Input, base: Expr) -> PResult<ExprKind> {
     let (rest, (name, name_span)) = cut(expect(
-        "an operation (`tile`, `reshape`, `indices` or `scalar`)",
+        "an operation (`tile`, `reshape`, `broadcast`, `indices` or `scalar`)",
         None,
         word,
     ))
     .parse(input)?;
     let base = Box::new(base);
     let (rest, open) = match name {
-        "tile" | "reshape" | "indices" | "scalar" => cut(with_call_help(sym("("))).parse(rest)?,
+        "tile" | "reshape" | "broadcast" | "indices" | "scalar" => {
+            cut(with_call_help(sym("("))).parse(rest)?
+        }
         unknown => return fail(unknown_operation(unknown, name_span)),
     };
     let (rest, kind) = match name {
@@ -144,6 +147,14 @@ fn operation(input: Input, base: Expr) -> PResult<ExprKind> {
                 (rest, ExprKind::Reshape(base, Some(depth), shape))
             }
         }
+        "broadcast" => {
+            let help = "write `.broadcast(position, extent)`, e.g. `.broadcast(0, M)`";
+            let (rest, position) =
+                cut(expect("a mode position", Some(help), int_expr)).parse(rest)?;
+            let (rest, _) = cut(sym(",")).parse(rest)?;
+            let (rest, extent) = cut(expect("an extent", Some(help), int_expr)).parse(rest)?;
+            (rest, ExprKind::Broadcast(base, position, extent))
+        }
         "indices" => (rest, ExprKind::Indices(base)),
         _ => (rest, ExprKind::Scalar(base)),
     };
@@ -160,9 +171,9 @@ fn unknown_operation(name: &str, span: Span) -> Diagnostic {
     .with_label("not an operation on tensors or groups");
     match suggest(name, &OPERATIONS) {
         Some(close) => diagnostic.with_help(format!("did you mean `.{close}`?")),
-        None => {
-            diagnostic.with_help("the operations are `.tile`, `.reshape`, `.indices` and `.scalar`")
-        }
+        None => diagnostic.with_help(
+            "the operations are `.tile`, `.reshape`, `.broadcast`, `.indices` and `.scalar`",
+        ),
     }
 }
 

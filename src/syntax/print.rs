@@ -320,6 +320,9 @@ impl Display for Expr {
                 write!(f, "{base}.reshape({depth}, {shape})")
             }
             ExprKind::Reshape(base, None, shape) => write!(f, "{base}.reshape({shape})"),
+            ExprKind::Broadcast(base, position, extent) => {
+                write!(f, "{base}.broadcast({position}, {extent})")
+            }
             ExprKind::Indices(base) => write!(f, "{base}.indices()"),
             ExprKind::Scalar(base) => write!(f, "{base}.scalar()"),
             ExprKind::Index(base, coords) => write!(f, "{base}[{}]", list(coords, ", ")),

@@ -248,6 +248,11 @@ impl StripSpans for Expr {
                 depth.clear_spans();
                 shape.clear_spans();
             }
+            ExprKind::Broadcast(base, position, extent) => {
+                base.clear_spans();
+                position.clear_spans();
+                extent.clear_spans();
+            }
             ExprKind::Indices(base) | ExprKind::Scalar(base) => base.clear_spans(),
             ExprKind::Index(base, coords) => {
                 base.clear_spans();

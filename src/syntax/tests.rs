@@ -85,6 +85,50 @@ fn tile_arguments_keep_their_written_form() {
 }
 
 #[test]
+fn broadcast_takes_a_position_and_an_extent() {
+    let s = stmt("%bb = %b.broadcast(0, M/2).tile([8, 8])[@i, _]");
+    assert_eq!(
+        print_stmt(&s),
+        "%bb = %b.broadcast(0, M/2).tile([8,8])[@i, _]"
+    );
+    let StmtKind::Tensor(TensorDef {
+        value: Some(value), ..
+    }) = s.kind
+    else {
+        panic!()
+    };
+    let ExprKind::Index(tiled, _) = value.kind else {
+        panic!()
+    };
+    let ExprKind::Tile(broadcast, _) = tiled.kind else {
+        panic!()
+    };
+    let ExprKind::Broadcast(_, position, extent) = broadcast.kind else {
+        panic!()
+    };
+    assert_eq!(
+        (position.to_string(), extent.to_string()),
+        ("0".into(), "M/2".into())
+    );
+    for wrong in [
+        "%x = %b.broadcast(0)",
+        "%x = %b.broadcast()",
+        "%x = %b.broadcast(0, _)",
+    ] {
+        assert!(parse_statement(wrong).is_err(), "{wrong}");
+    }
+    let misspelt = parse_statement("%x = %b.broadcst(0, 4)").expect_err("unknown operation");
+    assert_eq!(misspelt[0].code, error::codes::UNKNOWN_OPERATION);
+    assert!(
+        misspelt[0]
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("`.broadcast`")),
+        "{misspelt:?}"
+    );
+}
+
+#[test]
 fn coordinates_and_patterns_nest() {
     let s = stmt("%z = %x[(0, _), k+1, _, @i]");
     assert_eq!(print_stmt(&s), "%z = %x[(0, _), k+1, _, @i]");

@@ -1,7 +1,8 @@
 //! Stage 2, check: tests of the checker — the paper's examples end to end,
-//! type computations with the numbers of docs/language.md, the rules, and
-//! the REPL session.
+//! type computations with the numbers of docs/language.md, the rules,
+//! broadcast views, and the REPL session.
 
+mod broadcast;
 mod collective;
 mod coverage;
 mod examples;
@@ -35,6 +36,13 @@ pub(super) fn run(session: &mut Session, line: &str) -> Shown {
     session
         .line(&parsed)
         .unwrap_or_else(|d| panic!("{line}: {d:#?}"))
+}
+
+/// Runs one REPL line: what it shows, or the codes of its diagnostics.
+pub(super) fn attempt(s: &mut Session, line: &str) -> Result<Shown, Vec<&'static str>> {
+    let parsed = parse_line(line).unwrap_or_else(|d| panic!("{line}: {d:#?}"));
+    s.line(&parsed)
+        .map_err(|diags| diags.iter().map(|d| d.code).collect())
 }
 
 /// A session after the given lines.

@@ -3,16 +3,9 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{eval_with, run, session, shown_text};
+use super::{attempt, eval_with, run, session, shown_text};
 use crate::check::{Session, Shown, codes, group_type_text};
 use crate::expr::Expr;
-use crate::syntax::parse_line;
-
-fn attempt(s: &mut Session, line: &str) -> Result<Shown, Vec<&'static str>> {
-    let parsed = parse_line(line).unwrap_or_else(|d| panic!("{line}: {d:#?}"));
-    s.line(&parsed)
-        .map_err(|diags| diags.iter().map(|d| d.code).collect())
-}
 
 #[test]
 fn lines_define_names_for_later_lines() {

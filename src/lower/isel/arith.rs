@@ -10,7 +10,7 @@ use super::super::registers::half_class;
 use super::pointwise::{self, PointImpl, PointOp};
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed, expect_scalar};
-use super::{expect_single_access, expect_thread};
+use super::{expect_single_access, expect_single_read, expect_thread};
 use crate::ir::{Memory, Scalar, SpecKind};
 use crate::ptx::{Operand, Reg, RegClass, Sm, imm};
 
@@ -145,11 +145,16 @@ fn check_fma(request: &Request, ty: FmaType) -> Result<(), Reject> {
         "multiplies pairs of elements elementwise (the paper's `__hfma2`)".to_string()
     };
     expect_counts(request, &[count; 3], &what)?;
-    for operand in request.outputs.iter().chain(&request.inputs) {
+    for (index, operand) in request.outputs.iter().chain(&request.inputs).enumerate() {
         if count == 2 {
             expect_packed(operand)?;
         }
-        expect_single_access(operand)?;
+        // C is read and written; A and B are only read.
+        if index < request.outputs.len() {
+            expect_single_access(operand)?;
+        } else {
+            expect_single_read(operand)?;
+        }
     }
     Ok(())
 }

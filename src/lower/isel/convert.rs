@@ -7,7 +7,10 @@
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
 use super::{Matched, Plan, Progress, Reject, Request};
-use super::{expect_counts, expect_operands, expect_packed, expect_single_access, expect_thread};
+use super::{
+    expect_counts, expect_operands, expect_packed, expect_single_access, expect_single_read,
+    expect_thread,
+};
 use crate::ir::{Memory, Scalar};
 use crate::ptx::Sm;
 
@@ -148,7 +151,7 @@ impl ConvertPattern {
             }
             expect_packed(out)?;
         }
-        expect_single_access(input)?;
+        expect_single_read(input)?;
         expect_single_access(out)?;
         Ok(Plan::Convert(ConvertPlan(*self)))
     }

@@ -11,7 +11,7 @@ use super::super::views::OperandInfo;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{alignment_reject, expect_operands, expect_thread};
 use crate::ir::Memory;
-use crate::ptx::{RegClass, Sm};
+use crate::ptx::{Reg, RegClass, Sm};
 
 /// The memory-moving entries of the catalogue.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -173,6 +173,9 @@ impl MemoryPattern {
             | MemoryPattern::Async { bytes } => bytes,
             MemoryPattern::RegisterMove => return self.check_registers(out, input),
         };
+        if input.broadcast.is_some() {
+            return self.check_broadcast_load(bytes, out, input);
+        }
         check_size(bytes, input)?;
         for operand in [out, input] {
             if operand.memory != Memory::Registers {
@@ -183,6 +186,28 @@ impl MemoryPattern {
                     .map_err(|reason| Reject::new(Progress::Layout, reason))?;
             }
         }
+        Ok(Plan::Memory(MemoryPlan(*self)))
+    }
+
+    /// A broadcast input is loaded as its distinct elements, `bytes` of
+    /// them, and copied into the output's registers element by element
+    /// (`super::super::broadcast`); only a load into registers does that.
+    fn check_broadcast_load(&self, bytes: u32, out: &OperandInfo, input: &OperandInfo) -> Matched {
+        if !matches!(self, MemoryPattern::Load { .. }) {
+            return Err(Reject::new(
+                Progress::Layout,
+                format!(
+                    "moves contiguous bytes; the {} is a broadcast view (a stride-0 mode repeats                      its elements)",
+                    input.role
+                ),
+            )
+            .with_help("load the broadcast view into registers first, then move the registers"));
+        }
+        let distinct = input.read_access();
+        check_size(bytes, distinct)?;
+        check_access(bytes, distinct)?;
+        out.register_slots()
+            .map_err(|reason| Reject::new(Progress::Layout, reason))?;
         Ok(Plan::Memory(MemoryPlan(*self)))
     }
 
@@ -252,6 +277,9 @@ pub fn emit(
 ) -> Result<(), LowerError> {
     let (out, input) = (&request.outputs[0], &request.inputs[0]);
     match plan.0 {
+        MemoryPattern::Load { .. } if input.broadcast.is_some() => {
+            broadcast_load(lowering, out, input)
+        }
         MemoryPattern::Load { bytes: 2, .. } => {
             let halves = lowering.read_halves(input)?;
             lowering.write_halves(out, &halves)
@@ -295,6 +323,35 @@ pub fn emit(
     }
 }
 
+/// A broadcast input loaded once and copied into the output's registers:
+/// word by word where both sides are words (or packed pairs), half by half
+/// otherwise.
+fn broadcast_load(
+    lowering: &mut KernelLowering,
+    out: &OperandInfo,
+    input: &OperandInfo,
+) -> Result<(), LowerError> {
+    if out.scalar.bytes() == 2 && out.packed_pairs().is_err() {
+        let halves = lowering.read_halves(input)?;
+        return lowering.write_halves(out, &halves);
+    }
+    let sources = lowering.read_words(input)?;
+    let targets = lowering.target_words(out)?;
+    for (target, source) in targets.into_iter().zip(sources) {
+        copy_word(lowering, target, source)?;
+    }
+    Ok(())
+}
+
+/// `mov` of one 32-bit register into another of the same class.
+fn copy_word(lowering: &mut KernelLowering, target: Reg, source: Reg) -> Result<(), LowerError> {
+    let name = match target.class {
+        RegClass::F32 => "mov.f32",
+        RegClass::Pred | RegClass::B16 | RegClass::F16 | RegClass::B32 | RegClass::B64 => "mov.b32",
+    };
+    lowering.out.emit(name, vec![target.into(), source.into()])
+}
+
 fn register_move(
     lowering: &mut KernelLowering,
     out: &OperandInfo,
@@ -318,19 +375,7 @@ fn register_move(
     let targets = lowering.slots(out)?;
     for (target, source) in targets.into_iter().zip(sources) {
         match (target, source) {
-            (Slot::Word(target), Slot::Word(source)) => {
-                let name = match target.class {
-                    RegClass::F32 => "mov.f32",
-                    RegClass::Pred
-                    | RegClass::B16
-                    | RegClass::F16
-                    | RegClass::B32
-                    | RegClass::B64 => "mov.b32",
-                };
-                lowering
-                    .out
-                    .emit(name, vec![target.into(), source.into()])?;
-            }
+            (Slot::Word(target), Slot::Word(source)) => copy_word(lowering, target, source)?,
             (Slot::Half { .. }, Slot::Word(_) | Slot::Half { .. })
             | (Slot::Word(_), Slot::Half { .. }) => {
                 return Err(LowerError::unsupported(

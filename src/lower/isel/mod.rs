@@ -537,6 +537,12 @@ pub fn expect_single_access(operand: &OperandInfo) -> Result<(), Reject> {
     Ok(())
 }
 
+/// Shared check for inputs: as [`expect_single_access`], where a broadcast
+/// operand is read as its distinct elements (one access of those).
+pub fn expect_single_read(operand: &OperandInfo) -> Result<(), Reject> {
+    expect_single_access(operand.read_access())
+}
+
 /// Shared check: a 16-bit register operand's elements are packed pairs.
 pub fn expect_packed(operand: &OperandInfo) -> Result<(), Reject> {
     match operand.memory {

@@ -9,7 +9,7 @@ use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
 use super::{Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed, expect_scalar};
-use super::{expect_single_access, expect_thread};
+use super::{expect_single_access, expect_single_read, expect_thread};
 use crate::ir::{BinaryOp, CompareOp, Memory, Scalar, SpecKind, TernaryOp, UnaryOp};
 use crate::ptx::{Operand, Reg, RegClass, Sm, imm};
 
@@ -237,8 +237,11 @@ pub fn check(request: &Request, op: PointOp, how: PointImpl) -> Result<(), Rejec
             ));
         }
     }
-    for operand in request.outputs.iter().chain(&request.inputs) {
-        expect_single_access(operand)?;
+    for out in &request.outputs {
+        expect_single_access(out)?;
+    }
+    for input in &request.inputs {
+        expect_single_read(input)?;
     }
     Ok(())
 }

@@ -609,3 +609,72 @@ fn memory_to_memory_and_register_moves() {
     );
     assert_eq!(names_of(&r).unwrap(), "mov.b32 (register to register)");
 }
+
+#[test]
+fn a_broadcast_input_is_loaded_as_its_distinct_elements() {
+    // A per-thread [2,2 : 0,1] of fp16: its distinct pair is one 4-byte load.
+    let bias = view(
+        vec![level(&[2, 2], &[0, 1])],
+        Scalar::Fp16,
+        Memory::Global,
+        Expr::mul(tid(), 2.into()),
+    );
+    let regs = view(
+        vec![col_major(&[2, 2])],
+        Scalar::Fp16,
+        Memory::Registers,
+        Expr::Const(0),
+    );
+    let r = request(mv(), Unit::Thread, vec![regs.clone()], vec![bias.clone()]);
+    assert_eq!(names_of(&r).unwrap(), "ld.global.b32");
+    // Into shared memory no single access repeats elements.
+    let shared = view(
+        vec![col_major(&[2, 2])],
+        Scalar::Fp16,
+        Memory::Shared,
+        Expr::mul(tid(), 4.into()),
+    );
+    let no = select(&request(
+        mv(),
+        Unit::Thread,
+        vec![shared],
+        vec![bias.clone()],
+    ))
+    .unwrap_err();
+    let staged = no
+        .candidates
+        .iter()
+        .find(|c| c.name.contains(" + st.shared"))
+        .unwrap_or_else(|| panic!("{:?}", no.candidates));
+    assert!(staged.reason.contains("is a broadcast view"), "{staged:?}");
+    // A pointwise spec reads it the same way: one access of the distinct
+    // elements, whose alignment is what counts.
+    let add = SpecKind::Binary(crate::ir::BinaryOp::Add);
+    let r = request(
+        add.clone(),
+        Unit::Thread,
+        vec![regs.clone()],
+        vec![regs.clone(), bias],
+    );
+    assert!(select(&r).is_ok(), "{:?}", select(&r).err());
+    let misaligned = view(
+        vec![level(&[2, 2], &[0, 1])],
+        Scalar::Fp16,
+        Memory::Global,
+        Expr::add(Expr::mul(tid(), 2.into()), 1.into()),
+    );
+    let no = select(&request(
+        add,
+        Unit::Thread,
+        vec![regs.clone()],
+        vec![regs, misaligned],
+    ))
+    .unwrap_err();
+    let reasons: Vec<&str> = no.candidates.iter().map(|c| c.reason.as_str()).collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("stride-0 modes cut to one element") && r.contains("alignment")),
+        "{reasons:?}"
+    );
+}

@@ -2,7 +2,8 @@
 //! operand's values in registers, shared by every pattern. A *word* is 32
 //! bits: one fp32/i32/u32 element, or a packed pair of 16-bit elements (low
 //! half first). Register operands are used in place; a memory operand is
-//! moved with the one load or store its pattern proved possible.
+//! moved with the one load or store its pattern proved possible (for a
+//! broadcast input, the one load of its distinct elements: `super::super::broadcast`).
 
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
@@ -96,6 +97,9 @@ impl KernelLowering<'_, '_> {
     /// The operand's words holding its values: its registers, or fresh
     /// registers loaded from memory.
     pub fn read_words(&mut self, op: &OperandInfo) -> Result<Vec<Reg>, LowerError> {
+        if let Some(broadcast) = &op.broadcast {
+            return self.broadcast_words(op, broadcast);
+        }
         match op.memory {
             Memory::Registers => self.register_words(op),
             Memory::Global | Memory::Shared => {
@@ -142,6 +146,9 @@ impl KernelLowering<'_, '_> {
     /// Each element of a 16-bit operand in its own 16-bit register (`%h` for
     /// fp16, `%rs` for bf16), in element order.
     pub fn read_halves(&mut self, op: &OperandInfo) -> Result<Vec<Reg>, LowerError> {
+        if let Some(broadcast) = &op.broadcast {
+            return self.broadcast_halves(broadcast);
+        }
         let class = half_class(op.scalar);
         match op.memory {
             Memory::Global | Memory::Shared if op.count == 1 => {

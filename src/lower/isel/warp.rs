@@ -12,7 +12,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::block;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
-use super::{expect_operands, expect_packed, expect_single_access};
+use super::{expect_operands, expect_packed, expect_single_read};
 use crate::ir::{Memory, ReduceOp, Scalar, SpecKind};
 use crate::ptx::{Reg, imm};
 
@@ -225,7 +225,7 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
             ),
         ));
     }
-    expect_single_access(input)?;
+    expect_single_read(input)?;
     Ok(Plan::Warp(WarpPlan {
         pattern: WarpPattern::Reduce(op),
         masks,
