@@ -1,5 +1,6 @@
-//! Stage 2, check: a `sync` is reached by every thread of the block or by
-//! none (docs/language.md §4, `sync`).
+//! Stage 2, check: a `sync` — or a block reduction, which holds one — is
+//! reached by every thread of the block or by none (docs/language.md §4,
+//! `sync`; §5, "Block reductions").
 //!
 //! `bar.sync` waits for all the threads of the block; a thread that skips
 //! it — because an enclosing `if` is false for it, or an enclosing loop
@@ -16,6 +17,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
 use crate::ir::{Kernel, Stmt};
 
+use super::blockwide::is_block_reduction;
 use super::codes;
 use super::enumerate::cond_names;
 
@@ -41,6 +43,16 @@ fn walk(stmts: &[Stmt], divergent: Option<(Span, &'static str)>, found: &mut Vec
                 if let Some(body) = &spec.body {
                     walk(body, divergent, found);
                 }
+                if let Some(around) = divergent.filter(|_| is_block_reduction(spec)) {
+                    found.push(divergent_barrier(
+                        "a block `Reduction` where some threads of the block may not reach it",
+                        spec.span,
+                        "it waits at a barrier for every thread of the block",
+                        around,
+                        "put the reduction where every thread of the block executes it, and \
+                         narrow only what is done with its result",
+                    ));
+                }
             }
             Stmt::For(for_stmt) => {
                 let here = [&for_stmt.lo, &for_stmt.hi, &for_stmt.step]
@@ -58,26 +70,36 @@ fn walk(stmts: &[Stmt], divergent: Option<(Span, &'static str)>, found: &mut Vec
                 walk(&if_stmt.else_body, here.or(divergent), found);
             }
             Stmt::Sync(span) => {
-                if let Some((around, what)) = divergent {
-                    found.push(
-                        Diagnostic::error(
-                            codes::DIVERGENT_SYNC,
-                            "`sync` where some threads of the block may not reach it",
-                            *span,
-                        )
-                        .with_label("a barrier for every thread of the block")
-                        .with_secondary(around, format!("inside {what}"))
-                        .with_note(
-                            "`bar.sync` waits for all the threads of the block: \
-                             threads that skip it leave the others waiting (a deadlock)",
-                        )
-                        .with_help(
-                            "move the `sync` out of the condition, where every thread reaches it",
-                        ),
-                    );
+                if let Some(around) = divergent {
+                    found.push(divergent_barrier(
+                        "`sync` where some threads of the block may not reach it",
+                        *span,
+                        "a barrier for every thread of the block",
+                        around,
+                        "move the `sync` out of the condition, where every thread reaches it",
+                    ));
                 }
             }
             Stmt::Commit { .. } | Stmt::Wait { .. } => {}
         }
     }
+}
+
+/// The diagnostic for a barrier at `span` inside `around`, thread-dependent
+/// control flow.
+fn divergent_barrier(
+    message: &str,
+    span: Span,
+    label: &str,
+    (around, what): (Span, &'static str),
+    help: &str,
+) -> Diagnostic {
+    Diagnostic::error(codes::DIVERGENT_SYNC, message, span)
+        .with_label(label)
+        .with_secondary(around, format!("inside {what}"))
+        .with_note(
+            "`bar.sync` waits for all the threads of the block: \
+             threads that skip it leave the others waiting (a deadlock)",
+        )
+        .with_help(help)
 }

@@ -103,9 +103,10 @@ pub const MUST_DECOMPOSE: &str = "E0257";
 /// `MatMul<async>` with a body: only a warpgroup's `wgmma` runs
 /// asynchronously, and a decomposed spec is complete when it ends.
 pub const ASYNC_DECOMPOSED: &str = "E0258";
-/// A broadcast view (a stride-0 mode of more than one element) as a spec's
-/// output: it would write one element several times.
-pub const BROADCAST_OUTPUT: &str = "E0259";
+/// An atomic `Reduction` over more than a warp whose instances are not
+/// whole, aligned runs of warps: N consecutive threads (N a multiple of 32)
+/// starting at multiples of N, the block a whole number of them.
+pub const BLOCK_REDUCTION_GROUP: &str = "E0259";
 
 /// A loop whose step is not positive.
 pub const LOOP_STEP: &str = "E0260";
@@ -122,6 +123,9 @@ pub const INIT_OUT_OF_RANGE: &str = "E0263";
 pub const PAST_32_BITS: &str = "E0265";
 /// A swizzle that moves an offset of its tensor outside the tensor.
 pub const SWIZZLE_OUTSIDE: &str = "E0266";
+/// A broadcast view (a stride-0 mode of more than one element) as a spec's
+/// output: it would write one element several times.
+pub const BROADCAST_OUTPUT: &str = "E0267";
 
 /// A `sync` under an `if` whose condition, or a `for` whose bounds, name
 /// the thread id: threads that skip the barrier deadlock the block.
@@ -147,7 +151,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 54] = [
+pub const ALL: [&str; 55] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -188,7 +192,7 @@ pub const ALL: [&str; 54] = [
     SHFL,
     MUST_DECOMPOSE,
     ASYNC_DECOMPOSED,
-    BROADCAST_OUTPUT,
+    BLOCK_REDUCTION_GROUP,
     LOOP_STEP,
     ASYNC_WAIT,
     PENDING_ACCUMULATOR,
@@ -196,6 +200,7 @@ pub const ALL: [&str; 54] = [
     DIVERGENT_SYNC,
     PAST_32_BITS,
     SWIZZLE_OUTSIDE,
+    BROADCAST_OUTPUT,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
     NOT_COVERED,

@@ -22,6 +22,8 @@ use crate::ir::{self, BufferId, Cond, Kernel, Requirement, SpecStmt, Stmt};
 use crate::layout::Swizzle;
 use crate::vocab::CompareOp;
 
+use super::blockwide::is_block_reduction;
+
 /// The most element writes (and statement visits) one walk follows before
 /// it gives up: large enough for every example at its sample dims, small
 /// enough that the walk stays within milliseconds.
@@ -335,7 +337,12 @@ impl<'k, 'o> Walk<'k, 'o> {
             match stmt {
                 Stmt::Spec(spec) => match &spec.body {
                     Some(body) => self.stmts(body, live)?,
-                    None => self.spec(spec, live)?,
+                    None => {
+                        self.spec(spec, live)?;
+                        if is_block_reduction(spec) {
+                            self.observer.barrier();
+                        }
+                    }
                 },
                 Stmt::For(for_stmt) => self.for_stmt(for_stmt, live)?,
                 Stmt::If(if_stmt) => {
@@ -541,7 +548,10 @@ fn overwrites_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> b
 
 fn has_sync(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|stmt| match stmt {
-        Stmt::Spec(spec) => spec.body.as_deref().is_some_and(has_sync),
+        Stmt::Spec(spec) => match &spec.body {
+            Some(body) => has_sync(body),
+            None => is_block_reduction(spec),
+        },
         Stmt::For(for_stmt) => has_sync(&for_stmt.body),
         Stmt::If(if_stmt) => has_sync(&if_stmt.then_body) || has_sync(&if_stmt.else_body),
         Stmt::Sync(_) => true,

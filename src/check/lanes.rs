@@ -41,6 +41,17 @@ impl Lanes {
     pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
+
+    /// The thread ids of the first instance.
+    pub(crate) fn ids(&self) -> &[i64] {
+        &self.ids
+    }
+
+    /// The first thread of every instance, when the outer levels are
+    /// constant.
+    pub(crate) fn starts(&self) -> Option<&[i64]> {
+        self.instances.as_deref()
+    }
 }
 
 /// How an operand's elements are counted over the lanes of one instance.

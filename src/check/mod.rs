@@ -17,6 +17,7 @@
 //!   [`group_type_text`]: what a consumer needs to draw or print checked values.
 
 mod barriers;
+mod blockwide;
 mod broadcast;
 pub mod codes;
 mod coverage;
@@ -50,6 +51,7 @@ use crate::syntax::ast::{ConstDef, File, Item, Name};
 use env::{Checker, ConstEntry};
 
 pub use crate::ir::print::{Names, expr_text, group_type_text, level_text, tensor_type_text};
+pub use blockwide::{WARP_THREADS, block_reduction_warps, is_block_reduction};
 pub use groups::{MAX_BLOCK_SIZE, MAX_GRID_SIZE};
 pub use occupancy::registers_per_thread;
 pub use session::{Session, Shown};

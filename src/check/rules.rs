@@ -195,6 +195,7 @@ impl Checker {
             }
             SpecKind::Reduction { axes, .. } => {
                 self.reduction(spec, axes, &outputs[0], &inputs[0], lanes.as_ref());
+                self.block_reduction_group(spec, threads, lanes.as_ref());
             }
             SpecKind::Init { value } => self.init_value(*value, &outputs[0], spec.kind_span),
             SpecKind::Generic => {}

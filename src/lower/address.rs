@@ -63,6 +63,32 @@ impl KernelLowering<'_, '_> {
         Ok(sum)
     }
 
+    /// The address of 4-byte slot `slot` (an index expression) of the block
+    /// reductions' scratch, placed and shared like any shared address.
+    pub fn scratch_address(&mut self, slot: &Expr) -> Result<Address, LowerError> {
+        let scratch = self.scratch.clone().ok_or_else(|| {
+            LowerError::unsupported(
+                self.out.span(),
+                "a block reduction without the kernel's reduction scratch",
+                "this is a lowering bug: the shared plan reserves it for every block reduction",
+            )
+        })?;
+        let (terms, constant) = split_sum(&self.out.prover.simplify(slot));
+        let symbol = Symbol {
+            name: scratch.array.clone(),
+            space: Space::Shared,
+        };
+        let mut address = self.chain_address(
+            &format!("shared {}", scratch.array),
+            Start::Symbol(symbol),
+            terms,
+            constant,
+            4,
+        )?;
+        address.offset += i64::from(scratch.offset);
+        Ok(address)
+    }
+
     fn element_address(
         &mut self,
         op: &OperandInfo,

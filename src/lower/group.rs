@@ -3,9 +3,12 @@
 //! statement (SPMD); the group's innermost level is the unit that performs
 //! one collective instruction together — one thread, a hardware warp, a
 //! Volta quad pair, or an aligned power-of-two set of lanes — and its outer
-//! levels enumerate the units side by side.
+//! levels enumerate the units side by side. A unit of several whole warps
+//! (a block reduction's instance) is the checker's rule,
+//! `check::block_reduction_warps`.
 
 use crate::atoms;
+use crate::check::{WARP_THREADS, block_reduction_warps};
 use crate::ir::print::{Names, Print};
 use crate::ir::{GroupType, Level};
 
@@ -21,6 +24,14 @@ pub enum Unit {
     /// exactly, and every unit starts at a multiple of 128 (four warps whose
     /// warp ids are consecutive from a multiple of 4).
     Warpgroup,
+    /// Several whole warps (not a warpgroup, which is named on its own):
+    /// `32 · count` consecutive threads, each unit starting at a multiple of
+    /// its size, the block a whole number of units — what a block reduction
+    /// needs (`check::block_reduction_warps`).
+    Warps {
+        /// The warps of one unit, 2 to 32.
+        count: u32,
+    },
     /// A Volta quad pair `[(4,2) : (1,16)]`: lanes `4q..4q+3` and
     /// `4q+16..4q+19`, coordinate `(t, h)` at lane `4q + t + 16h`.
     QuadPair,
@@ -58,6 +69,7 @@ impl GroupInfo {
             Unit::Thread => "each thread alone".into(),
             Unit::Warp => "a whole warp".into(),
             Unit::Warpgroup => "a warpgroup".into(),
+            Unit::Warps { count } => format!("{count} consecutive warps"),
             Unit::QuadPair => "a quad pair".into(),
             Unit::Lanes { masks } => format!("{} lanes of a warp", 1usize << masks.len()),
             Unit::Other(reason) => reason.clone(),
@@ -102,6 +114,11 @@ fn unit_of(group: &GroupType, block: i64) -> Unit {
         } else {
             Unit::Other("a set of 128 threads that is not one warpgroup".into())
         };
+    }
+    if lanes.len() as i64 > WARP_THREADS {
+        if let Ok(count) = block_reduction_warps(&lanes, Some(&bases), block) {
+            return Unit::Warps { count };
+        }
     }
     // The quad pair is the `mma.m8n8k4` atom's threads, in its order, at
     // one of the warp's instances.
@@ -220,6 +237,26 @@ mod tests {
             Unit::Other(_)
         ));
         assert!(matches!(unit(&[(&[128], &[1])], 160), Unit::Other(_)));
+    }
+
+    #[test]
+    fn runs_of_whole_warps_are_units_of_warps() {
+        assert_eq!(unit(&[(&[256], &[1])], 256), Unit::Warps { count: 8 });
+        assert_eq!(
+            unit(&[(&[2], &[64]), (&[64], &[1])], 128),
+            Unit::Warps { count: 2 }
+        );
+        assert_eq!(
+            unit(&[(&[2], &[96]), (&[32, 3], &[1, 32])], 192),
+            Unit::Warps { count: 3 }
+        );
+        // Starting at thread 64, a unit of 256 straddles two rows.
+        assert!(matches!(
+            unit(&[(&[2], &[64]), (&[256], &[1])], 512),
+            Unit::Other(_)
+        ));
+        // Every other thread: not whole warps.
+        assert!(matches!(unit(&[(&[64], &[2])], 128), Unit::Other(_)));
     }
 
     #[test]

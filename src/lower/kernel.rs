@@ -10,7 +10,7 @@ use super::Options;
 use super::emitter::Emitter;
 use super::error::LowerError;
 use super::registers::RegisterFile;
-use super::shared::{SLICE_ALIGN, SharedPlan, plan_shared, unique_name};
+use super::shared::{SLICE_ALIGN, ScratchSlot, SharedPlan, plan_shared, unique_name};
 use crate::check::registers_per_thread;
 use crate::index::prove::{Prover, group_size};
 use crate::ir::print::Names;
@@ -68,6 +68,9 @@ pub struct KernelLowering<'a, 'c> {
     /// the async proxy): then the copies `async_wait` completes are fenced
     /// for it (`fence.proxy.async`).
     pub async_proxy_reads: bool,
+    /// Where block reductions leave their warps' partials, when the kernel
+    /// has any.
+    pub scratch: Option<ScratchSlot>,
 }
 
 /// Lowers `kernel` into an entry. `taken` holds the names already used at
@@ -223,6 +226,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             block_size,
             wgmma_batch_open: false,
             async_proxy_reads: reads_shared_in_matmul(std::slice::from_ref(&kernel.root)),
+            scratch: plan.scratch,
         })
     }
 
@@ -253,6 +257,9 @@ fn declare_shared(
             array: slot.array.clone(),
             offset: slot.offset,
         };
+    }
+    if let Some(scratch) = plan.scratch.as_ref().filter(|_| !plan.dynamic) {
+        out.shared_array(&scratch.array, scratch.bytes, SLICE_ALIGN)?;
     }
     Ok(())
 }

@@ -4,12 +4,16 @@
 //! shared-memory descriptors, sees the same pattern as the layout); up to 48 KiB in all they are static
 //! `.shared` arrays (one per buffer, named after it), above that one dynamic
 //! `extern .shared` array holds every slice and a launcher must pass its size
-//! ([`dynamic_shared_bytes`]).
+//! ([`dynamic_shared_bytes`]). A kernel with block reductions gets one more
+//! slice, the reductions' scratch (one 4-byte slot per warp of the block and
+//! per reduced element), counted in the total and the limit like any other.
 
 use std::collections::BTreeSet;
 
 use super::error::LowerError;
-use crate::ir::{BufferId, BufferKind, Kernel};
+use crate::check::{WARP_THREADS, is_block_reduction};
+use crate::index::prove::group_size;
+use crate::ir::{BufferId, BufferKind, Kernel, SpecStmt, Stmt};
 use crate::layout::Swizzle;
 use crate::ptx::Arch;
 use crate::ptx::builder::MAX_STATIC_SHARED_BYTES;
@@ -34,15 +38,37 @@ pub struct SharedSlot {
     pub align: u32,
 }
 
+/// The slice where block reductions leave their warps' partials.
+///
+/// Rule: slot `k · warps + w` (4 bytes each) holds the partial of warp `w`
+/// of the block for the reduction's `k`-th output element; `warps` is the
+/// block's warps, and `bytes` covers the most output elements per thread of
+/// any block reduction of the kernel. Every block reduction uses it whole,
+/// between its barriers (docs/lowering.md, "Block reductions").
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ScratchSlot {
+    /// The PTX array holding it.
+    pub array: String,
+    /// Its first byte within the array.
+    pub offset: u32,
+    /// Its size in bytes.
+    pub bytes: u32,
+    /// The warps of the block: the slots of one output element.
+    pub warps: u32,
+}
+
 /// The shared memory of one kernel.
 ///
 /// Rule: slices do not overlap and each starts at a multiple of
 /// its `align` (a multiple of [`SLICE_ALIGN`]); `dynamic` is true exactly when `total` exceeds the
-/// static limit, and then every slot is in the one array `dynamic_array`.
+/// static limit, and then every slot (the scratch too) is in the one array `dynamic_array`.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct SharedPlan {
     /// One slot per shared buffer, in buffer order.
     pub slots: Vec<SharedSlot>,
+    /// The block reductions' scratch, after the buffers' slices; `None`
+    /// when the kernel has no block reduction.
+    pub scratch: Option<ScratchSlot>,
     /// Bytes of all slices, each rounded up to the slice alignment.
     pub total: u32,
     /// Whether the slices live in the dynamic array.
@@ -106,23 +132,90 @@ pub fn plan_shared(
             align,
         });
     }
+    let mut scratch = None;
+    if let Some((warps, bytes)) = reduction_scratch(kernel) {
+        let offset = round_up(total, u64::from(SLICE_ALIGN));
+        let needed = u128::from(offset) + round_up_wide(u128::from(bytes), u128::from(SLICE_ALIGN));
+        if needed > u128::from(shared_limit(arch)) {
+            return Err(too_much(kernel, needed, arch));
+        }
+        total = needed as u64;
+        scratch = Some(ScratchSlot {
+            array: unique_name(&format!("{}_reduction_scratch", kernel.name), taken),
+            offset: offset as u32,
+            bytes,
+            warps,
+        });
+    }
     let dynamic = total > u64::from(MAX_STATIC_SHARED_BYTES);
     let dynamic_array = unique_name(&format!("{}_dynamic_smem", kernel.name), taken);
     if dynamic {
         for slot in &mut slots {
             slot.array = dynamic_array.clone();
         }
+        if let Some(scratch) = &mut scratch {
+            scratch.array = dynamic_array.clone();
+        }
     } else {
         for slot in &mut slots {
             slot.offset = 0;
         }
+        if let Some(scratch) = &mut scratch {
+            scratch.offset = 0;
+        }
     }
     Ok(SharedPlan {
         slots,
+        scratch,
         total: total as u32,
         dynamic,
         dynamic_array,
     })
+}
+
+/// The block's warps and the bytes of the block reductions' scratch, when
+/// the kernel has one: a 4-byte slot per warp of the block and per output
+/// element of the reduction with the most (registers of 32 bits: fp32, i32,
+/// u32).
+fn reduction_scratch(kernel: &Kernel) -> Option<(u32, u32)> {
+    let elements = most_block_reduction_elements(std::slice::from_ref(&kernel.root))?;
+    let warps = (group_size(&kernel.block)? + WARP_THREADS - 1) / WARP_THREADS;
+    let bytes = warps.checked_mul(elements)?.checked_mul(4)?;
+    Some((u32::try_from(warps).ok()?, u32::try_from(bytes).ok()?))
+}
+
+/// The most output elements per thread of a block reduction among `specs`
+/// and their bodies; `None` when there is none.
+fn most_block_reduction_elements(specs: &[SpecStmt]) -> Option<i64> {
+    specs
+        .iter()
+        .filter_map(|spec| match &spec.body {
+            Some(body) => most_in_body(body),
+            None if is_block_reduction(spec) => {
+                let output = spec.outputs.first()?;
+                output
+                    .ty
+                    .levels
+                    .iter()
+                    .flat_map(|level| level.shape.leaves())
+                    .try_fold(1i64, |size, extent| size.checked_mul(extent.as_const()?))
+            }
+            None => None,
+        })
+        .max()
+}
+
+fn most_in_body(body: &[Stmt]) -> Option<i64> {
+    body.iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Spec(spec) => most_block_reduction_elements(std::slice::from_ref(spec)),
+            Stmt::For(each) => most_in_body(&each.body),
+            Stmt::If(branch) => {
+                most_in_body(&branch.then_body).max(most_in_body(&branch.else_body))
+            }
+            Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => None,
+        })
+        .max()
 }
 
 /// The dynamic shared memory a launcher must pass for `kernel`: the total of
@@ -190,8 +283,39 @@ pub fn unique_name(name: &str, taken: &mut BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::testing::{kernel_with_buffers, shared};
+    use crate::ir::{Memory, ReduceOp, Scalar, SpecKind};
+    use crate::lower::testing::{
+        KernelBuilder, atomic, col_major, for_loop, group, kernel_with_buffers, shared, ty,
+    };
 
+    /// A kernel of `threads` threads with one shared buffer of `shared_halves`
+    /// fp16 elements and, inside a loop, a block reduction of `kept` results
+    /// per thread over rows of `row` threads.
+    fn reducing(threads: i64, row: i64, kept: i64, shared_halves: i64) -> Kernel {
+        let mut k = KernelBuilder::new("k", threads, 1);
+        k.shared(
+            "tile",
+            ty(
+                vec![col_major(&[shared_halves])],
+                Scalar::Fp16,
+                Memory::Shared,
+            ),
+        );
+        let rf = |extents: &[i64]| ty(vec![col_major(extents)], Scalar::Fp32, Memory::Registers);
+        let input = k.registers("v", rf(&[4, kept]));
+        let output = k.registers("s", rf(&[kept]));
+        let reduce = atomic(
+            SpecKind::Reduction {
+                op: ReduceOp::Add,
+                axes: vec![0],
+            },
+            vec![k.whole(output)],
+            vec![k.whole(input)],
+            group(&[(&[threads / row], &[row]), (&[row], &[1])]),
+        );
+        let var = k.loop_named("i");
+        k.finish(vec![for_loop(var, (0, 2, 1), false, vec![reduce])])
+    }
     #[test]
     fn small_kernels_get_one_static_array_per_buffer() {
         let kernel = kernel_with_buffers(vec![shared("a", 256), shared("b", 100)]);
@@ -246,6 +370,39 @@ mod tests {
         let error = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap_err();
         let message = error.to_diagnostic().message;
         assert!(message.contains("4294967296 bytes"), "{message}");
+    }
+
+    #[test]
+    fn block_reductions_reserve_a_slot_per_warp_and_result_after_the_buffers() {
+        // 512 threads: 16 warps, 2 results each, 128 bytes.
+        let plan = plan_shared(&reducing(512, 256, 2, 100), None, &mut BTreeSet::new()).unwrap();
+        let scratch = plan.scratch.expect("a scratch slice");
+        assert_eq!((scratch.warps, scratch.bytes), (16, 128));
+        assert_eq!(scratch.array, "k_reduction_scratch");
+        assert_eq!(plan.total, 256 + 128);
+        // A warp's reduction needs none.
+        let plan = plan_shared(&reducing(256, 32, 1, 100), None, &mut BTreeSet::new()).unwrap();
+        assert_eq!(plan.scratch, None);
+        assert_eq!(plan.total, 256);
+    }
+
+    #[test]
+    fn the_scratch_counts_toward_the_dynamic_array_and_the_limit() {
+        // 60 KiB of buffers: dynamic, the scratch in the same array after them.
+        let kernel = reducing(256, 128, 1, 30 * 1024);
+        let plan = plan_shared(&kernel, None, &mut BTreeSet::new()).unwrap();
+        let scratch = plan.scratch.clone().expect("a scratch slice");
+        assert!(plan.dynamic);
+        assert_eq!(
+            (scratch.array.as_str(), scratch.offset),
+            ("k_dynamic_smem", 61440)
+        );
+        assert_eq!(dynamic_shared_bytes(&kernel), Ok(61440 + 128));
+        // Buffers filling sm_86's 99 KiB exactly: the scratch is one slice too many.
+        let full = reducing(256, 128, 1, 99 * 512);
+        assert!(plan_shared(&full, Some(Arch::Sm80), &mut BTreeSet::new()).is_ok());
+        let error = plan_shared(&full, Some(Arch::Sm86), &mut BTreeSet::new()).unwrap_err();
+        assert_eq!(error.to_diagnostic().code, "E0302");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Coverage: every example is proved to write its output exactly once
 //! (no error, no note), within the time a compile can afford; a kernel too
 //! large to enumerate gets the note, not an error; an accumulating
-//! `MatMul` may add into its elements from one thread only.
+//! `MatMul` may add into its elements from one thread only; a block
+//! reduction separates shared writes as a `sync` does.
 
 use std::time::{Duration, Instant};
 
@@ -84,4 +85,31 @@ fn a_barrier_on_the_block_id_is_accepted() {
                if (@i == 0) {\n sync\n}\n\
                %a[@j, @i] <- Init<0.0><<<#one, #me>>>()\n}\n";
     assert_eq!(codes_of(src), Vec::<&str>::new());
+}
+
+/// Each thread writes its shared element, reduces, then writes its
+/// neighbour's: the second writes meet the first unless a barrier is
+/// between.
+const NEIGHBOURS: &str = "%a:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+    %a <- Init<0.0><<<#b, #t>>>() {\n\
+    @j = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+    %s:[64].fp32.SH\n%v:[].fp32.RF\n%r:[].fp32.RF\n\
+    %v <- Init<1.0><<<#one, #me>>>()\n\
+    %s[@j] <- Move<<<#one, #me>>>(%v)\n\
+    %r <- Reduction<add, []><<<#one, GROUP>>>(%v)\n\
+    %s[(@j + 1) % 64] <- Move<<<#one, #me>>>(%r)\n\
+    %a[@j] <- Init<0.0><<<#one, #me>>>()\n}\n";
+
+#[test]
+fn a_block_reduction_is_a_barrier_and_a_warp_reduction_is_not() {
+    // The block's 64 threads reduce together, through a `bar.sync`.
+    assert_eq!(
+        codes_of(&NEIGHBOURS.replace("GROUP", "#t")),
+        Vec::<&str>::new()
+    );
+    // Each warp reduces alone: thread 31's second write meets thread 32's first.
+    assert_eq!(
+        codes_of(&NEIGHBOURS.replace("GROUP", "#t.tile(32)")),
+        [codes::UNSYNCHRONISED_WRITES]
+    );
 }

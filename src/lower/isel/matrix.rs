@@ -235,9 +235,12 @@ fn expect_warp(request: &Request, unit: Unit) -> Result<(), Reject> {
     }
     let wanted = match unit {
         Unit::QuadPair => "a Volta quad pair, the group `[(4,2) : (1,16)]` innermost",
-        Unit::Thread | Unit::Warp | Unit::Warpgroup | Unit::Lanes { .. } | Unit::Other(_) => {
-            "a whole warp, 32 consecutive threads from a multiple of 32"
-        }
+        Unit::Thread
+        | Unit::Warp
+        | Unit::Warpgroup
+        | Unit::Warps { .. }
+        | Unit::Lanes { .. }
+        | Unit::Other(_) => "a whole warp, 32 consecutive threads from a multiple of 32",
     };
     Err(Reject::new(
         Progress::Group,

@@ -8,6 +8,7 @@
 //! patterns and why each did not apply.
 
 mod arith;
+mod block;
 mod convert;
 mod matrix;
 mod memory;
@@ -462,6 +463,7 @@ pub fn expect_thread(request: &Request) -> Result<(), Reject> {
         super::group::Unit::Warp
         | super::group::Unit::QuadPair
         | super::group::Unit::Warpgroup
+        | super::group::Unit::Warps { .. }
         | super::group::Unit::Lanes { .. }
         | super::group::Unit::Other(_) => Err(Reject::new(
             Progress::Group,

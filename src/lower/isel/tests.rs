@@ -543,6 +543,48 @@ fn shuffles_and_reductions_need_their_lanes() {
 }
 
 #[test]
+fn reductions_over_several_warps_continue_across_the_warps() {
+    let max = SpecKind::Reduction {
+        op: crate::ir::ReduceOp::Max,
+        axes: vec![0, 1],
+    };
+    let scalar_out = |scalar| view(vec![level(&[], &[])], scalar, Memory::Registers, 0.into());
+    let cases = [
+        (Unit::Warp, 1),
+        (Unit::Warpgroup, 4),
+        (Unit::Warps { count: 3 }, 3),
+        (Unit::Warps { count: 32 }, 32),
+    ];
+    for (unit, warps) in cases {
+        for scalar in [Scalar::Fp32, Scalar::I32, Scalar::U32] {
+            let r = request(
+                max.clone(),
+                unit.clone(),
+                vec![scalar_out(scalar)],
+                vec![rf(&[4, 4], scalar)],
+            );
+            match select(&r) {
+                Ok((_, Plan::Warp(plan))) => assert_eq!(plan.warps(), warps, "{unit:?}"),
+                other => panic!("{unit:?} {scalar:?}: {other:?}"),
+            }
+        }
+    }
+    // 16-bit values are moved into fp32 first, as for a warp.
+    let no = select(&request(
+        max,
+        Unit::Warps { count: 8 },
+        vec![scalar_out(Scalar::Fp16)],
+        vec![rf(&[4, 4], Scalar::Fp16)],
+    ))
+    .unwrap_err();
+    assert!(
+        no.candidates[0].reason.contains("fp32, i32 or u32"),
+        "{:?}",
+        no.candidates
+    );
+}
+
+#[test]
 fn memory_to_memory_and_register_moves() {
     let chunk = |memory| {
         view(

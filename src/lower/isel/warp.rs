@@ -3,12 +3,14 @@
 //! `Reduction` folds each thread's elements, then — when the executing unit
 //! is a warp or an aligned power-of-two set of lanes — combines the threads
 //! of the unit with a butterfly of shuffles, after which every thread holds
-//! the result.
+//! the result. A unit of several whole warps continues across the warps
+//! through shared memory (`block.rs`).
 
 use super::super::error::LowerError;
 use super::super::group::Unit;
 use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
+use super::block;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_operands, expect_packed, expect_single_read};
 use crate::ir::{Memory, ReduceOp, Scalar, SpecKind};
@@ -16,6 +18,9 @@ use crate::ptx::{Reg, imm};
 
 /// Every lane of a warp takes part in every shuffle.
 const FULL_MASK: i64 = -1;
+
+/// The butterfly over a whole warp, widest exchange first.
+const WARP_MASKS: [u32; 5] = [16, 8, 4, 2, 1];
 
 /// The warp entries of the catalogue.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,6 +37,16 @@ pub struct WarpPlan {
     pattern: WarpPattern,
     /// The butterfly's lane masks (empty: each thread alone).
     masks: Vec<u32>,
+    /// The warps of one instance: above 1, a reduction continues across
+    /// them through shared memory (a block reduction).
+    warps: u32,
+}
+
+impl WarpPlan {
+    /// The warps of one instance (1: a warp or less, shuffles alone).
+    pub fn warps(&self) -> u32 {
+        self.warps
+    }
 }
 
 /// Every warp pattern.
@@ -43,7 +58,8 @@ pub fn patterns() -> Vec<WarpPattern> {
     ]
 }
 
-fn op_name(op: ReduceOp, scalar: Scalar) -> String {
+/// The PTX name of `op` on registers holding `scalar` (`add.f32`, `max.s32`).
+pub(super) fn op_name(op: ReduceOp, scalar: Scalar) -> String {
     let op = match op {
         ReduceOp::Add => "add",
         ReduceOp::Max => "max",
@@ -143,6 +159,7 @@ fn check_shfl(request: &Request) -> Matched {
     Ok(Plan::Warp(WarpPlan {
         pattern: WarpPattern::Shfl,
         masks: vec![mask],
+        warps: 1,
     }))
 }
 
@@ -175,16 +192,20 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
             ),
         ));
     }
-    let masks = match &request.group.unit {
-        Unit::Thread => Vec::new(),
-        Unit::Warp => vec![16, 8, 4, 2, 1],
-        Unit::Lanes { masks } => masks.iter().rev().copied().collect(),
-        Unit::QuadPair | Unit::Warpgroup | Unit::Other(_) => {
+    let (masks, warps) = match &request.group.unit {
+        Unit::Thread => (Vec::new(), 1),
+        Unit::Warp => (WARP_MASKS.to_vec(), 1),
+        Unit::Lanes { masks } => (masks.iter().rev().copied().collect(), 1),
+        // Four warps like any others: a reduction does not use the
+        // warpgroup's instructions.
+        Unit::Warpgroup => (WARP_MASKS.to_vec(), 4),
+        Unit::Warps { count } => (WARP_MASKS.to_vec(), *count),
+        Unit::QuadPair | Unit::Other(_) => {
             return Err(Reject::new(
                 Progress::Group,
                 format!(
-                    "is executed by one thread, a warp or an aligned power-of-two set of lanes; \
-                     `{}` is {}",
+                    "is executed by one thread, a warp, an aligned power-of-two set of lanes or \
+                     whole warps (N consecutive threads from a multiple of N); `{}` is {}",
                     request.group.text,
                     request.group.describe()
                 ),
@@ -208,6 +229,7 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
     Ok(Plan::Warp(WarpPlan {
         pattern: WarpPattern::Reduce(op),
         masks,
+        warps,
     }))
 }
 
@@ -318,18 +340,32 @@ pub fn emit(
                         }
                     }
                 }
-                for mask in &plan.masks {
-                    let other = lowering.out.reg(target.class);
-                    shuffle(lowering, other, *target, *mask)?;
-                    lowering.out.emit(
-                        &name,
-                        vec![(*target).into(), (*target).into(), other.into()],
-                    )?;
-                }
+                butterfly(lowering, &name, *target, &plan.masks)?;
+            }
+            if plan.warps > 1 {
+                block::across_warps(lowering, op, input.scalar, &targets, plan.warps)?;
             }
             Ok(())
         }
     }
+}
+
+/// `target = target op (target of lane ^ mask)` for each mask in turn:
+/// afterwards every lane of the masks' span holds the whole combination.
+pub(super) fn butterfly(
+    lowering: &mut KernelLowering,
+    op_name: &str,
+    target: Reg,
+    masks: &[u32],
+) -> Result<(), LowerError> {
+    for mask in masks {
+        let other = lowering.out.reg(target.class);
+        shuffle(lowering, other, target, *mask)?;
+        lowering
+            .out
+            .emit(op_name, vec![target.into(), target.into(), other.into()])?;
+    }
+    Ok(())
 }
 
 fn shuffle(lowering: &mut KernelLowering, d: Reg, a: Reg, mask: u32) -> Result<(), LowerError> {
