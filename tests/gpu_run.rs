@@ -159,7 +159,7 @@ fn dynamic_shared_memory_reaches_the_launch_and_unchecked_kinds_say_so() {
     assert!(text.contains("<<<1, 256, 80 KiB>>>"), "{text}");
     let (passed, text) = run_text(&file, &run_options(&[&dim], true));
     assert!(!passed, "a generic Spec cannot pass a check: {text}");
-    assert!(text.contains("has no checkable contract"), "{text}");
+    assert!(text.contains("has no contract to check"), "{text}");
 }
 
 #[test]

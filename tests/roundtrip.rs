@@ -339,7 +339,8 @@ fn spec_kind_unboxed() -> impl Strategy<Value = SpecKind> {
             Just(0.0),
             Just(-1.5)
         ]
-        .prop_map(SpecKind::Init),
+        .prop_map(|value| SpecKind::Init(InitValue::Number(value))),
+        int_expr().prop_map(|value| SpecKind::Init(InitValue::Constant(value))),
         Just(SpecKind::Generic),
     ]
 }
@@ -416,8 +417,7 @@ fn stmt_unboxed() -> impl Strategy<Value = Stmt> {
                         outputs,
                         kind,
                         kind_span: D,
-                        blocks,
-                        threads,
+                        launch: Some(LaunchGroups { blocks, threads }),
                         inputs,
                         body,
                     })

@@ -129,7 +129,7 @@ impl Checker {
                     "a `Reduction` over {threads_per_instance} threads that are not whole rows of \
                      warps"
                 ),
-                spec.threads.span,
+                spec.threads_span(),
             )
             .with_label(reason)
             .with_note(format!(

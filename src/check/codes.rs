@@ -126,6 +126,15 @@ pub const SWIZZLE_OUTSIDE: &str = "E0266";
 /// A broadcast view (a stride-0 mode of more than one element) as a spec's
 /// output: it would write one element several times.
 pub const BROADCAST_OUTPUT: &str = "E0267";
+/// A `contract { … }` that is not one: a statement other than a tensor
+/// declaration or a spec, a step with launch groups or a body, a kind with
+/// no whole-tensor meaning, an operand outside global memory, a second
+/// contract, or a contract inside a spec body.
+pub const CONTRACT_FORM: &str = "E0268";
+/// A contract that does not define the kernel: a temporary read before a
+/// step computes it, an output of the outermost spec no step writes, or a
+/// contract beside a built-in outermost spec.
+pub const CONTRACT_DATAFLOW: &str = "E0269";
 
 /// A `sync` under an `if` whose condition, or a `for` whose bounds, name
 /// the thread id: threads that skip the barrier deadlock the block.
@@ -151,7 +160,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 55] = [
+pub const ALL: [&str; 57] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -201,6 +210,8 @@ pub const ALL: [&str; 55] = [
     PAST_32_BITS,
     SWIZZLE_OUTSIDE,
     BROADCAST_OUTPUT,
+    CONTRACT_FORM,
+    CONTRACT_DATAFLOW,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
     NOT_COVERED,

@@ -86,6 +86,8 @@ impl Checker {
             Memory::Global => {
                 let problem = if allocate {
                     Some("global tensors cannot be allocated by a kernel")
+                } else if self.in_contract {
+                    None
                 } else if !self.at_kernel_scope() {
                     Some("a global tensor declared inside a spec body")
                 } else {
@@ -103,11 +105,27 @@ impl Checker {
                             )),
                     ));
                 }
-                BufferKind::Param(self.kernel.params.len() as u32)
+                if self.in_contract {
+                    BufferKind::Temporary
+                } else {
+                    BufferKind::Param(self.kernel.params.len() as u32)
+                }
             }
             Memory::Shared => BufferKind::Shared,
             Memory::Registers => BufferKind::Registers,
         };
+        if self.in_contract && kind != BufferKind::Temporary {
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::CONTRACT_FORM,
+                    format!("a {} tensor declared in a contract", written.memory.name()),
+                    written.span,
+                )
+                .with_label("a contract's temporaries are whole tensors")
+                .with_note("a contract is evaluated over whole tensors on the host; it has no shared memory or registers")
+                .with_help(format!("declare it `.GL`: `%{}:[…].fp32.GL`", def.name.text)),
+            ));
+        }
         let levels = defined_levels(&written.levels);
         if written.memory != Memory::Global {
             let symbolic = levels

@@ -210,6 +210,12 @@ pub(crate) struct Checker {
     defs: BTreeMap<(Namespace, String), Vec<Span>>,
     /// What the enclosing `if` conditions guarantee, innermost last.
     pub guards: Vec<Guard>,
+    /// Whether the statements being checked are a contract's.
+    pub in_contract: bool,
+    /// The kernel's `contract` block, once seen.
+    pub contract_span: Option<Span>,
+    /// The kernel's checked contract, until the kernel is assembled.
+    pub kernel_contract: Option<ir::Contract>,
 }
 
 /// `value ≤ at_most`, known inside the branch of an `if` whose condition
@@ -238,6 +244,9 @@ impl Checker {
             diags: Vec::new(),
             defs: BTreeMap::new(),
             guards: Vec::new(),
+            in_contract: false,
+            contract_span: None,
+            kernel_contract: None,
         }
     }
 
@@ -270,6 +279,7 @@ impl Checker {
                         self.scan_definitions(block);
                     }
                 }
+                StmtKind::Contract(block) => self.scan_definitions(block),
                 StmtKind::Sync | StmtKind::Commit(_) | StmtKind::Wait(..) => {}
             }
         }

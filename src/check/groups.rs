@@ -276,7 +276,7 @@ impl Checker {
     /// 1024 threads, each numbering its ids `0 … N-1` once.
     pub(crate) fn launch(
         &mut self,
-        spec: &ast::SpecStmt,
+        spec: &ast::LaunchGroups,
         blocks: &Checked<GroupVal>,
         threads: &Checked<GroupVal>,
     ) -> Checked<Launch> {
@@ -433,7 +433,7 @@ impl Checker {
     /// derived from the launch groups, and within the launch.
     pub(crate) fn executing_groups(
         &mut self,
-        spec: &ast::SpecStmt,
+        spec: &ast::LaunchGroups,
         blocks: &Checked<GroupVal>,
         threads: &Checked<GroupVal>,
     ) -> Checked<()> {

@@ -20,6 +20,7 @@ mod barriers;
 mod blockwide;
 mod broadcast;
 pub mod codes;
+mod contract;
 mod coverage;
 mod defs;
 mod enumerate;

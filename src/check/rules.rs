@@ -121,7 +121,9 @@ impl Checker {
             );
             return;
         }
-        let atomic = spec.body.is_none();
+        // A contract's steps have no body and are no instructions: they are
+        // checked as the whole-tensor specs a decomposed spec states.
+        let atomic = spec.body.is_none() && !self.in_contract;
         if !atomic
             && matches!(
                 kind,
@@ -535,7 +537,7 @@ impl Checker {
         if warp.is_none() || !outer_aligned {
             let text = self.group_text(&threads.ty);
             self.report(
-                Diagnostic::error(codes::SHFL, "`Shfl` needs a warp-sized group", spec.threads.span)
+                Diagnostic::error(codes::SHFL, "`Shfl` needs a warp-sized group", spec.threads_span())
                     .with_label(format!("of type {text}"))
                     .with_note("the innermost level must be the 32 lanes of a hardware warp (ids 0 to 31 of each instance)")
                     .with_help("execute it with the warps of the block, e.g. `#t.tile(32)`"),

@@ -283,6 +283,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::If(_)
         | StmtKind::Sync
         | StmtKind::Commit(_)
-        | StmtKind::Wait(..) => Shown::Nothing,
+        | StmtKind::Wait(..)
+        | StmtKind::Contract(_) => Shown::Nothing,
     }
 }

@@ -26,6 +26,7 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Commit(AsyncQueue::Mma) => Some("`mma_commit`"),
         StmtKind::Wait(AsyncQueue::Copies, _) => Some("`async_wait`"),
         StmtKind::Wait(AsyncQueue::Mma, _) => Some("`mma_wait`"),
+        StmtKind::Contract(_) => Some("`contract`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
     }
 }
@@ -77,6 +78,10 @@ impl Checker {
             ));
         };
         let root = root?;
+        let contract = self.kernel_contract.take();
+        if let Some(contract) = &contract {
+            self.contract_fits_root(contract, &root);
+        }
         for diagnostic in super::pending::check_pending(&root, &self.kernel.buffers) {
             self.report(diagnostic);
         }
@@ -94,6 +99,7 @@ impl Checker {
             block: launch.block,
             occupancy,
             root,
+            contract,
         };
         for diagnostic in super::barriers::check_barriers(&checked) {
             self.report(diagnostic);
@@ -115,6 +121,11 @@ impl Checker {
             StmtKind::Group(def) => self.group_def(def),
             StmtKind::Indices(def) => self.indices_def(def),
             StmtKind::Spec(spec) => return Some(spec),
+            StmtKind::Contract(block) => {
+                if let Some(contract) = self.contract(block, stmt.span) {
+                    self.kernel_contract = Some(contract);
+                }
+            }
             StmtKind::For(_)
             | StmtKind::If(_)
             | StmtKind::Sync
@@ -166,6 +177,18 @@ impl Checker {
                 span: stmt.span,
             }),
             StmtKind::Wait(queue, count) => self.wait(*queue, count, stmt.span),
+            StmtKind::Contract(_) => {
+                self.report(
+                    Diagnostic::error(
+                        codes::CONTRACT_FORM,
+                        "`contract` inside a spec body",
+                        stmt.span,
+                    )
+                    .with_label("a contract describes the whole kernel")
+                    .with_help("move the `contract { … }` block to kernel scope, before the outermost spec"),
+                );
+                None
+            }
         }
     }
 
@@ -182,13 +205,15 @@ impl Checker {
         let inputs: Vec<Checked<ir::View>> =
             spec.inputs.iter().map(|e| self.tensor_value(e)).collect();
         let kind = self.spec_kind(&spec.kind, spec.kind_span);
-        let blocks = self.group_value(&spec.blocks);
-        let threads = self.group_value(&spec.threads);
+        // The parser gives launch groups to every spec outside a contract.
+        let groups = spec.launch.as_ref().ok_or(Poisoned)?;
+        let blocks = self.group_value(&groups.blocks);
+        let threads = self.group_value(&groups.threads);
         if outermost {
-            self.launch = self.launch(spec, &blocks, &threads).ok();
+            self.launch = self.launch(groups, &blocks, &threads).ok();
         } else {
             // Reported inside; the spec's operands are still worth checking.
-            let _ = self.executing_groups(spec, &blocks, &threads);
+            let _ = self.executing_groups(groups, &blocks, &threads);
         }
         let outputs: Checked<Vec<ir::View>> = outputs.into_iter().collect();
         let inputs: Checked<Vec<ir::View>> = inputs.into_iter().collect();
@@ -207,7 +232,7 @@ impl Checker {
         })
     }
 
-    fn spec_kind(&mut self, kind: &ast::SpecKind, span: Span) -> Checked<ir::SpecKind> {
+    pub(crate) fn spec_kind(&mut self, kind: &ast::SpecKind, span: Span) -> Checked<ir::SpecKind> {
         Ok(match kind {
             ast::SpecKind::Move { asynchronous } => ir::SpecKind::Move {
                 asynchronous: *asynchronous,
@@ -257,7 +282,12 @@ impl Checker {
                 };
                 ir::SpecKind::Shfl { mask }
             }
-            ast::SpecKind::Init(value) => ir::SpecKind::Init { value: *value },
+            ast::SpecKind::Init(ast::InitValue::Number(value)) => {
+                ir::SpecKind::Init { value: *value }
+            }
+            ast::SpecKind::Init(ast::InitValue::Constant(value)) => ir::SpecKind::Init {
+                value: self.constant(value, "an `Init` value")? as f64,
+            },
             ast::SpecKind::Generic => ir::SpecKind::Generic,
         })
     }

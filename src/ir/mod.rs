@@ -55,6 +55,26 @@ pub struct Kernel {
     /// The outermost spec: its contract is the kernel's meaning, its body the
     /// implementation.
     pub root: SpecStmt,
+    /// The written contract of a fused kernel (`contract { … }`), whose
+    /// outermost spec is the generic `Spec`.
+    pub contract: Option<Contract>,
+}
+
+/// `contract { … }`: what a fused kernel computes over whole tensors, as a
+/// sequence of built-in specs (docs/language.md, "Contracts").
+///
+/// Rule: every step is a built-in kind with a whole-tensor contract (not
+/// `Shfl`, the generic `Spec`, or an `async` kind), has no body, and its
+/// operands are views of `GL` parameters or of the contract's temporaries
+/// (`BufferKind::Temporary`) that depend on no thread, block or loop; a
+/// temporary is written before it is read; the steps write each output of
+/// the outermost spec. The steps' groups are scalar and mean nothing.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Contract {
+    /// The steps, in order.
+    pub steps: Vec<SpecStmt>,
+    /// The `contract` block.
+    pub span: Span,
 }
 
 /// A kernel's occupancy request: `kernel NAME (min_blocks_per_sm = B,
@@ -113,6 +133,10 @@ pub enum BufferKind {
     Shared,
     /// A register array of each thread.
     Registers,
+    /// A tensor of the kernel's contract (declared inside `contract { … }`):
+    /// a value the contract's steps compute and read, with no storage in
+    /// the kernel.
+    Temporary,
 }
 
 /// A launch-time condition on the dims.

@@ -283,23 +283,24 @@ impl fmt::Display for Printed<'_, Cond> {
 impl fmt::Display for Printed<'_, SpecStmt> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (spec, names) = (self.value, &self.names);
-        let views = |views: &[View]| -> String {
-            views
-                .iter()
-                .map(|view| view.display(names).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         write!(
             f,
             "{} <- {}<<<{}, {}>>>({})",
-            views(&spec.outputs),
+            views_text(&spec.outputs, names),
             spec.kind,
             spec.blocks.display(names),
             spec.threads.display(names),
-            views(&spec.inputs)
+            views_text(&spec.inputs, names)
         )
     }
+}
+
+fn views_text(views: &[View], names: &Names) -> String {
+    views
+        .iter()
+        .map(|view| view.display(names).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A spec kind as written: `Move<async>`, `Reduction<add, [0]>`.
@@ -382,6 +383,7 @@ fn write_kernel(out: &mut String, kernel: &Kernel) -> fmt::Result {
             BufferKind::Param(i) => format!("parameter {i}"),
             BufferKind::Shared => "shared".into(),
             BufferKind::Registers => "registers".into(),
+            BufferKind::Temporary => "contract temporary".into(),
         };
         writeln!(
             out,
@@ -393,6 +395,20 @@ fn write_kernel(out: &mut String, kernel: &Kernel) -> fmt::Result {
     }
     for dim in &kernel.dims {
         writeln!(out, "    // dim {} (.u32 parameter)", dim.name)?;
+    }
+    if let Some(contract) = &kernel.contract {
+        out.push_str("    contract {\n");
+        // A step runs on no threads: its head has no launch groups.
+        for step in &contract.steps {
+            writeln!(
+                out,
+                "        {} <- {}({})",
+                views_text(&step.outputs, &names),
+                step.kind,
+                views_text(&step.inputs, &names)
+            )?;
+        }
+        out.push_str("    }\n");
     }
     write_spec(out, &names, &kernel.root, 1)?;
     out.push_str("}\n");

@@ -79,7 +79,7 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
                 "element_bytes": buffer.ty.scalar.bytes(),
                 "role": role_name(role),
             })),
-            BufferKind::Shared | BufferKind::Registers => {}
+            BufferKind::Shared | BufferKind::Registers | BufferKind::Temporary => {}
         }
     }
     for dim in &kernel.dims {

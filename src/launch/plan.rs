@@ -8,7 +8,7 @@ use crate::check::{Names, expr_text};
 use crate::diag::Span;
 use crate::expr::{Expr, Var};
 use crate::ir::{BufferKind, GroupType, Kernel, Memory, Requirement, Scalar};
-use crate::reference::{Contract, ContractKind, MatMulShape, ResolvedView};
+use crate::reference::{Contract, MatMulShape, ResolvedView};
 
 /// Most blocks in the x dimension of a grid (the checker's bound).
 pub const MAX_GRID_BLOCKS: i64 = crate::check::MAX_GRID_SIZE;
@@ -249,10 +249,9 @@ pub(super) fn roles(kernel: &Kernel) -> Vec<Role> {
 /// FLOPs of a `MatMul` contract, else the bytes of the outermost spec's
 /// global operands (views that are not whole global tensors count 0).
 fn work(kernel: &Kernel, dims: &[i64]) -> Work {
-    if let Ok(Contract {
-        kind: ContractKind::MatMul(shape),
-        ..
-    }) = Contract::of(kernel, dims)
+    if let Some(shape) = Contract::of(kernel, dims)
+        .ok()
+        .and_then(|contract| contract.matmul())
     {
         return Work::MatMul(shape);
     }
@@ -314,7 +313,7 @@ impl LaunchPlan {
             })?;
             let position = match buffer.kind {
                 BufferKind::Param(position) => position,
-                BufferKind::Shared | BufferKind::Registers => {
+                BufferKind::Shared | BufferKind::Registers | BufferKind::Temporary => {
                     return Err(PlanError::Eval(format!(
                         "kernel `{}`: parameter %{} is not a global buffer",
                         kernel.name, buffer.name

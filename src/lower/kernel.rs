@@ -176,7 +176,10 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             let buffer = buffer(kernel, *id)?;
             match buffer.kind {
                 BufferKind::Param(index) if index as usize == position => {}
-                BufferKind::Param(_) | BufferKind::Shared | BufferKind::Registers => {
+                BufferKind::Param(_)
+                | BufferKind::Shared
+                | BufferKind::Registers
+                | BufferKind::Temporary => {
                     return Err(LowerError::unsupported(
                         buffer.span,
                         format!(
@@ -201,6 +204,8 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
                 (BufferKind::Param(_), Storage::Global { .. })
                 | (BufferKind::Shared, Storage::Shared { .. })
                 | (BufferKind::Registers, Storage::Registers) => false,
+                // The contract's values: the body cannot name them.
+                (BufferKind::Temporary, _) => false,
                 (BufferKind::Param(_) | BufferKind::Shared | BufferKind::Registers, _) => true,
             };
             if unplaced {

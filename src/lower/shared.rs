@@ -96,7 +96,7 @@ pub fn plan_shared(
     for (index, buffer) in kernel.buffers.iter().enumerate() {
         match buffer.kind {
             BufferKind::Shared => {}
-            BufferKind::Param(_) | BufferKind::Registers => continue,
+            BufferKind::Param(_) | BufferKind::Registers | BufferKind::Temporary => continue,
         }
         let elements = buffer
             .elements

@@ -188,6 +188,7 @@ impl KernelBuilder {
                     body: None,
                     span: Span::new(0, 1),
                 },
+                contract: None,
             },
         }
     }

@@ -4,7 +4,10 @@
 
 use super::ReferenceError;
 use super::view::{ResolvedView, extent_of};
-use crate::ir::{BinaryOp, CompareOp, Kernel, Memory, ReduceOp, SpecKind, TernaryOp, UnaryOp};
+use crate::ir::{
+    BinaryOp, BufferKind, CompareOp, Kernel, Memory, ReduceOp, SpecKind, SpecStmt, TernaryOp,
+    UnaryOp, View,
+};
 
 /// The problem size of a `MatMul` contract, from its operands' matrix
 /// readings: A is `m×k`, B `k×n`, C `m×n`.
@@ -85,22 +88,38 @@ impl InputDomain {
     }
 }
 
-/// A kernel's outermost spec as the reference evaluates it.
+/// One built-in spec over whole tensors, as the reference evaluates it: a
+/// kernel's outermost spec, or a step of its written contract.
 ///
 /// Rule: every operand is a whole global tensor (a view of a `GL`
-/// parameter that depends on no thread, block or loop); the shapes fit the
-/// kind (equal element counts for elementwise kinds, `m×k · k×n → m×n` for
-/// `MatMul`, the kept modes' size for `Reduction`).
+/// parameter or of a contract temporary that depends on no thread, block
+/// or loop); the shapes fit the kind (equal element counts for elementwise
+/// kinds, `m×k · k×n → m×n` for `MatMul`, the kept modes' size for
+/// `Reduction`).
 #[derive(Clone, PartialEq, Debug)]
-pub struct Contract {
-    /// The kernel's name.
-    pub kernel: String,
+pub struct Step {
     /// What is computed.
     pub kind: ContractKind,
     /// The written tensor.
     pub output: ResolvedView,
     /// The read tensors, in the spec's order (A, B for `MatMul`).
     pub inputs: Vec<ResolvedView>,
+}
+
+/// What a kernel computes, with the dims bound: the contract of its
+/// outermost built-in spec (one step), or its written `contract { … }`
+/// (docs/language.md, "Contracts").
+///
+/// Rule: `steps` is non-empty; `output` is the outermost spec's output, a
+/// `GL` parameter that some step writes.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Contract {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// The kernel's output, as its outermost spec names it.
+    pub output: ResolvedView,
 }
 
 /// The number of inputs each kind takes (the checker's rule E0252).
@@ -114,24 +133,40 @@ fn input_count(kind: &ContractKind) -> usize {
     }
 }
 
-impl Contract {
-    /// The contract of `kernel`'s outermost spec with `dims` (one value
-    /// per symbolic dimension, in the kernel's order).
-    pub fn of(kernel: &Kernel, dims: &[i64]) -> Result<Contract, ReferenceError> {
-        if dims.len() != kernel.dims.len() {
-            return Err(ReferenceError::Dims(format!(
-                "kernel `{}` has {} symbolic dims; {} values given",
-                kernel.name,
-                kernel.dims.len(),
-                dims.len()
-            )));
-        }
-        let root = &kernel.root;
+/// `view` with the dims bound, if it is a whole global tensor: a parameter,
+/// or a temporary of the kernel's contract.
+fn resolve_whole(
+    kernel: &Kernel,
+    view: &View,
+    dims: &[i64],
+) -> Result<ResolvedView, ReferenceError> {
+    let resolved = ResolvedView::resolve(kernel, view, dims)?;
+    let temporary = kernel
+        .buffers
+        .get(view.buffer.0 as usize)
+        .is_some_and(|buffer| buffer.kind == BufferKind::Temporary);
+    match (resolved.memory, resolved.param) {
+        (Memory::Global, Some(_)) => Ok(resolved),
+        (Memory::Global, None) if temporary => Ok(resolved),
+        (memory @ (Memory::Shared | Memory::Registers), _) => Err(ReferenceError::NotGlobal {
+            operand: resolved.name,
+            memory,
+        }),
+        (Memory::Global, None) => Err(ReferenceError::NotGlobal {
+            operand: resolved.name,
+            memory: Memory::Global,
+        }),
+    }
+}
+
+impl Step {
+    /// The whole-tensor reading of `spec` in `kernel` with `dims`.
+    pub fn of(kernel: &Kernel, spec: &SpecStmt, dims: &[i64]) -> Result<Step, ReferenceError> {
         let unsupported = |detail: &str| ReferenceError::Unsupported {
             kernel: kernel.name.clone(),
             detail: detail.to_string(),
         };
-        let placeholder = match &root.kind {
+        let placeholder = match &spec.kind {
             SpecKind::Generic => {
                 return Err(ReferenceError::NoContract {
                     kernel: kernel.name.clone(),
@@ -161,36 +196,20 @@ impl Contract {
             },
             SpecKind::Init { value } => ContractKind::Init { value: *value },
         };
-        if root.outputs.len() != 1 || root.inputs.len() != input_count(&placeholder) {
+        if spec.outputs.len() != 1 || spec.inputs.len() != input_count(&placeholder) {
             return Err(ReferenceError::Shape(format!(
-                "kernel `{}`: the outermost spec has {} outputs and {} inputs; its kind takes 1 and {}",
+                "kernel `{}`: a spec has {} outputs and {} inputs; its kind takes 1 and {}",
                 kernel.name,
-                root.outputs.len(),
-                root.inputs.len(),
+                spec.outputs.len(),
+                spec.inputs.len(),
                 input_count(&placeholder)
             )));
         }
-        let resolve = |view| -> Result<ResolvedView, ReferenceError> {
-            let resolved = ResolvedView::resolve(kernel, view, dims)?;
-            match (resolved.memory, resolved.param) {
-                (Memory::Global, Some(_)) => Ok(resolved),
-                (memory @ (Memory::Shared | Memory::Registers), _) => {
-                    Err(ReferenceError::NotGlobal {
-                        operand: resolved.name,
-                        memory,
-                    })
-                }
-                (Memory::Global, None) => Err(ReferenceError::NotGlobal {
-                    operand: resolved.name,
-                    memory: Memory::Global,
-                }),
-            }
-        };
-        let output = resolve(&root.outputs[0])?;
-        let inputs = root
+        let output = resolve_whole(kernel, &spec.outputs[0], dims)?;
+        let inputs = spec
             .inputs
             .iter()
-            .map(resolve)
+            .map(|view| resolve_whole(kernel, view, dims))
             .collect::<Result<Vec<_>, _>>()?;
         let kind = match placeholder {
             ContractKind::Move
@@ -215,16 +234,15 @@ impl Contract {
                 ContractKind::Reduction { op, axes, reduced }
             }
         };
-        Ok(Contract {
-            kernel: kernel.name.clone(),
+        Ok(Step {
             kind,
             output,
             inputs,
         })
     }
 
-    /// The tensors whose values the contract reads: its inputs, and the
-    /// output too when it accumulates (`MatMul` without `overwrite`).
+    /// The tensors whose values the step reads: its inputs, and the output
+    /// too when it accumulates (`MatMul` without `overwrite`).
     pub fn reads(&self) -> Vec<&ResolvedView> {
         let mut read: Vec<&ResolvedView> = self.inputs.iter().collect();
         if let ContractKind::MatMul(MatMulShape {
@@ -235,23 +253,95 @@ impl Contract {
         }
         read
     }
+}
 
-    /// The values parameter `param` must hold for the contract to be
-    /// defined everywhere.
-    pub fn input_domain(&self, param: u32) -> InputDomain {
-        let reads_param = || self.inputs.iter().any(|input| input.param == Some(param));
-        match self.kind {
-            ContractKind::Unary(UnaryOp::Rsqrt | UnaryOp::Sqrt | UnaryOp::Log) if reads_param() => {
-                InputDomain::Positive
-            }
-            ContractKind::Unary(_)
+impl Contract {
+    /// The contract of `kernel` with `dims` (one value per symbolic
+    /// dimension, in the kernel's order): its written contract if it has
+    /// one, else its outermost spec's.
+    pub fn of(kernel: &Kernel, dims: &[i64]) -> Result<Contract, ReferenceError> {
+        if dims.len() != kernel.dims.len() {
+            return Err(ReferenceError::Dims(format!(
+                "kernel `{}` has {} symbolic dims; {} values given",
+                kernel.name,
+                kernel.dims.len(),
+                dims.len()
+            )));
+        }
+        let root = &kernel.root;
+        let steps = match &kernel.contract {
+            Some(contract) => contract
+                .steps
+                .iter()
+                .map(|step| Step::of(kernel, step, dims))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => vec![Step::of(kernel, root, dims)?],
+        };
+        let [output] = root.outputs.as_slice() else {
+            return Err(ReferenceError::Unsupported {
+                kernel: kernel.name.clone(),
+                detail: format!(
+                    "the outermost spec writes {} tensors; `--check` compares one",
+                    root.outputs.len()
+                ),
+            });
+        };
+        let output = resolve_whole(kernel, output, dims)?;
+        Ok(Contract {
+            kernel: kernel.name.clone(),
+            steps,
+            output,
+        })
+    }
+
+    /// The `MatMul` of the contract, if it has exactly one: the problem
+    /// whose FLOPs `bench` reports.
+    pub fn matmul(&self) -> Option<MatMulShape> {
+        let mut shapes = self.steps.iter().filter_map(|step| match step.kind {
+            ContractKind::MatMul(shape) => Some(shape),
+            ContractKind::Move
+            | ContractKind::Unary(_)
+            | ContractKind::Binary(_)
             | ContractKind::Ternary(_)
             | ContractKind::Select(_)
-            | ContractKind::Move
-            | ContractKind::MatMul(_)
-            | ContractKind::Binary(_)
             | ContractKind::Reduction { .. }
-            | ContractKind::Init { .. } => InputDomain::Uniform,
+            | ContractKind::Init { .. } => None,
+        });
+        let first = shapes.next()?;
+        shapes.next().is_none().then_some(first)
+    }
+
+    /// The kernel parameters whose values the contract reads.
+    pub fn reads(&self) -> Vec<&ResolvedView> {
+        self.steps
+            .iter()
+            .flat_map(Step::reads)
+            .filter(|view| view.param.is_some())
+            .collect()
+    }
+
+    /// The values parameter `param` must hold for the contract to be
+    /// defined everywhere: positive where a step takes its `rsqrt`, `sqrt`
+    /// or `log` directly.
+    pub fn input_domain(&self, param: u32) -> InputDomain {
+        let positive = self.steps.iter().any(|step| {
+            let reads_param = step.inputs.iter().any(|input| input.param == Some(param));
+            match step.kind {
+                ContractKind::Unary(UnaryOp::Rsqrt | UnaryOp::Sqrt | UnaryOp::Log) => reads_param,
+                ContractKind::Unary(_)
+                | ContractKind::Ternary(_)
+                | ContractKind::Select(_)
+                | ContractKind::Move
+                | ContractKind::MatMul(_)
+                | ContractKind::Binary(_)
+                | ContractKind::Reduction { .. }
+                | ContractKind::Init { .. } => false,
+            }
+        });
+        if positive {
+            InputDomain::Positive
+        } else {
+            InputDomain::Uniform
         }
     }
 }
@@ -360,8 +450,8 @@ mod tests {
     #[test]
     fn matmul_sizes_come_from_the_dims() {
         let contract = Contract::of(&kernel(GEMM), &[64, 32, 48]).unwrap();
-        let ContractKind::MatMul(shape) = contract.kind else {
-            panic!("{:?}", contract.kind)
+        let ContractKind::MatMul(shape) = contract.steps[0].kind else {
+            panic!("{:?}", contract.steps[0].kind)
         };
         assert_eq!((shape.m, shape.n, shape.k), (64, 48, 32));
         assert!(shape.accumulate);
@@ -383,7 +473,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .starts_with("kernel `t` has no checkable contract")
+                .starts_with("kernel `t` has no contract to check")
         );
 
         let shared = kernel(
@@ -419,7 +509,7 @@ mod tests {
         );
         let contract = Contract::of(&sum, &[16]).unwrap();
         assert!(matches!(
-            contract.kind,
+            contract.steps[0].kind,
             ContractKind::Reduction { reduced: 128, .. }
         ));
         assert!(Contract::of(&sum, &[]).is_err(), "one value per dim");

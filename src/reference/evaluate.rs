@@ -6,11 +6,13 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::ReferenceError;
-use super::contract::{Contract, ContractKind, MatMulShape};
+use super::contract::{Contract, ContractKind, MatMulShape, Step};
 use super::gemm::gemm_accumulate;
 use super::pointwise;
 use super::view::{CHUNK, FlatIndex, ResolvedView, gather};
-use crate::ir::{ReduceOp, Scalar};
+use std::collections::BTreeMap;
+
+use crate::ir::{BufferId, ReduceOp, Scalar};
 
 /// How far the GPU's output may be from the reference, as the relative
 /// error ‖out − ref‖ / ‖ref‖ (docs/running.md, "Tolerances").
@@ -125,19 +127,111 @@ fn host_values<'p>(params: &[&'p [f64]], view: &ResolvedView) -> Result<&'p [f64
     Ok(values)
 }
 
+/// The values of every tensor while a contract runs: the host's copies of
+/// the parameters, and what the steps have written so far (temporaries,
+/// and parameters a step wrote).
+struct Store<'p> {
+    params: &'p [&'p [f64]],
+    written: BTreeMap<BufferId, Vec<f64>>,
+}
+
+impl Store<'_> {
+    /// The current values of `view`'s buffer.
+    fn data(&self, view: &ResolvedView) -> Result<&[f64], ReferenceError> {
+        match self.written.get(&view.buffer) {
+            Some(values) => Ok(values),
+            None if view.param.is_some() => host_values(self.params, view),
+            None => Err(ReferenceError::Input(format!(
+                "{} is read before a step computes it",
+                view.name
+            ))),
+        }
+    }
+
+    /// `view`'s buffer, to be written: a parameter starts from its host
+    /// values (a `MatMul` may accumulate into it), or NaN where it has
+    /// none; a temporary starts as NaN, so that an element no step writes
+    /// shows in the comparison.
+    fn buffer_mut(&mut self, view: &ResolvedView) -> &mut Vec<f64> {
+        let params = self.params;
+        self.written.entry(view.buffer).or_insert_with(|| {
+            match view.param.and_then(|p| params.get(p as usize)) {
+                Some(values) if values.len() == view.buffer_elements => values.to_vec(),
+                Some(_) | None => vec![f64::NAN; view.buffer_elements],
+            }
+        })
+    }
+}
+
 impl Contract {
-    /// Input `i`, or an error for a contract built with too few.
+    /// The tolerance of the comparison: the loosest of the steps'.
+    pub fn tolerance(&self) -> Tolerance {
+        let mut loosest: Option<Tolerance> = None;
+        for step in &self.steps {
+            let tolerance = step.tolerance();
+            if loosest
+                .as_ref()
+                .is_none_or(|bound| tolerance.relative >= bound.relative)
+            {
+                loosest = Some(tolerance);
+            }
+        }
+        loosest.unwrap_or(Tolerance {
+            relative: TIGHT,
+            reason: "no arithmetic".to_string(),
+        })
+    }
+
+    /// The expected output for `params`: the host values of every `GL`
+    /// parameter, by ABI position (an output's entry is read only when the
+    /// contract accumulates into it). The steps run in order, each result
+    /// rounded into its output's element type.
+    pub fn evaluate(&self, params: &[&[f64]]) -> Result<Expected, ReferenceError> {
+        let mut store = Store {
+            params,
+            written: BTreeMap::new(),
+        };
+        for step in &self.steps {
+            let (index, values) = step.evaluate(&store)?;
+            let buffer = store.buffer_mut(&step.output);
+            for (offset, value) in index.offsets(0..index.len()).zip(values) {
+                let slot = usize::try_from(offset)
+                    .ok()
+                    .and_then(|offset| buffer.get_mut(offset))
+                    .ok_or_else(|| ReferenceError::OutOfBounds {
+                        operand: step.output.name.clone(),
+                        offset,
+                        elements: step.output.buffer_elements,
+                    })?;
+                *slot = value;
+            }
+        }
+        let out = &self.output;
+        let index = out.element_order()?;
+        let values = gather(&index, store.data(out)?, &out.name)?;
+        Ok(Expected {
+            output: out.name.clone(),
+            param: out.param.unwrap_or(u32::MAX),
+            scalar: out.scalar,
+            index,
+            values,
+            tolerance: self.tolerance(),
+        })
+    }
+}
+
+impl Step {
+    /// Input `i`, or an error for a step built with too few.
     fn input(&self, i: usize) -> Result<&ResolvedView, ReferenceError> {
         self.inputs.get(i).ok_or_else(|| {
             ReferenceError::Shape(format!(
-                "kernel `{}`: the contract has {} inputs; its kind reads input {i}",
-                self.kernel,
+                "a contract step has {} inputs; its kind reads input {i}",
                 self.inputs.len()
             ))
         })
     }
 
-    /// The tolerance of this contract's comparison.
+    /// The tolerance of this step's result.
     pub fn tolerance(&self) -> Tolerance {
         let out = self.output.scalar;
         let mut operands: Vec<Scalar> = self.inputs.iter().map(|v| v.scalar).collect();
@@ -171,12 +265,11 @@ impl Contract {
         }
     }
 
-    /// The expected output for `params`: the host values of every `GL`
-    /// parameter, by ABI position (an output's entry is read only when the
-    /// contract accumulates into it).
-    pub fn evaluate(&self, params: &[&[f64]]) -> Result<Expected, ReferenceError> {
-        let data = |view: &ResolvedView| host_values(params, view);
-        let read = |view: &ResolvedView| gather(&view.element_order()?, data(view)?, &view.name);
+    /// The step's result over `store`, rounded into the output's element
+    /// type, with the index that places it in the output's buffer.
+    fn evaluate(&self, store: &Store) -> Result<(FlatIndex, Vec<f64>), ReferenceError> {
+        let read =
+            |view: &ResolvedView| gather(&view.element_order()?, store.data(view)?, &view.name);
         let out = &self.output;
         let (index, mut values) = match &self.kind {
             ContractKind::Move => (out.element_order()?, read(self.input(0)?)?),
@@ -214,24 +307,17 @@ impl Contract {
                 (out.element_order()?, x)
             }
             ContractKind::Init { value } => (out.element_order()?, vec![*value; out.elements()]),
-            ContractKind::MatMul(shape) => self.matmul(shape, params)?,
+            ContractKind::MatMul(shape) => self.matmul(shape, store)?,
             ContractKind::Reduction { op, axes, reduced } => (
                 out.element_order()?,
-                self.reduce(*op, axes, *reduced, params)?,
+                self.reduce(*op, axes, *reduced, store)?,
             ),
         };
         let scalar = out.scalar;
         values
             .par_iter_mut()
             .for_each(|v| *v = round_to(scalar, *v));
-        Ok(Expected {
-            output: out.name.clone(),
-            param: out.param.unwrap_or(u32::MAX),
-            scalar,
-            index,
-            values,
-            tolerance: self.tolerance(),
-        })
+        Ok((index, values))
     }
 
     /// `C (+)= A·B` on dense row-major copies; the result in C's row-major
@@ -239,9 +325,9 @@ impl Contract {
     fn matmul(
         &self,
         shape: &MatMulShape,
-        params: &[&[f64]],
+        store: &Store,
     ) -> Result<(FlatIndex, Vec<f64>), ReferenceError> {
-        let data = |view: &ResolvedView| host_values(params, view);
+        let data = |view: &ResolvedView| store.data(view);
         let row_major = |view: &ResolvedView| -> Result<FlatIndex, ReferenceError> {
             let (rows, columns) = view
                 .matrix()
@@ -269,9 +355,9 @@ impl Contract {
         op: ReduceOp,
         axes: &[u32],
         reduced: usize,
-        params: &[&[f64]],
+        store: &Store,
     ) -> Result<Vec<f64>, ReferenceError> {
-        let data = |view: &ResolvedView| host_values(params, view);
+        let data = |view: &ResolvedView| store.data(view);
         let x = self.input(0)?;
         let modes = x.logical_modes().ok_or_else(|| {
             ReferenceError::Shape(format!("{}'s levels have different ranks", x.name))

@@ -26,7 +26,7 @@ mod pointwise;
 mod view;
 
 pub use compare::{Comparison, Worst, compare};
-pub use contract::{Contract, ContractKind, InputDomain, MatMulShape};
+pub use contract::{Contract, ContractKind, InputDomain, MatMulShape, Step};
 pub use evaluate::{Expected, Tolerance, round_to, unit_roundoff};
 pub use gemm::gemm_accumulate;
 pub use pointwise::{approximate_bound, binary, select, ternary, unary};
@@ -40,8 +40,8 @@ use crate::ir::Memory;
 pub enum ReferenceError {
     /// The outermost spec is the generic `Spec`.
     #[error(
-        "kernel `{kernel}` has no checkable contract: its outermost spec is the generic `Spec` \
-         (a built-in kind such as `MatMul` or `Move` states what the kernel computes)"
+        "kernel `{kernel}` has no contract to check: its outermost spec is the generic `Spec` \
+         and it has no `contract {{ … }}` block (docs/language.md, \"Contracts\")"
     )]
     NoContract {
         /// The kernel.

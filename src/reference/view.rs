@@ -264,7 +264,7 @@ impl ResolvedView {
         let name = format!("%{}", buffer.name);
         let param = match buffer.kind {
             BufferKind::Param(position) => Some(position),
-            BufferKind::Shared | BufferKind::Registers => None,
+            BufferKind::Shared | BufferKind::Registers | BufferKind::Temporary => None,
         };
         let buffer_elements = eval_with_dims(&buffer.elements, dims, &name)?;
         let buffer_elements = usize::try_from(buffer_elements).map_err(|_| {

@@ -469,7 +469,9 @@ pub(crate) fn float_value(input: Input) -> PResult<(f64, Span)> {
     let Some(value) = value else {
         let found = offset(&input);
         let mut error = SyntaxError::expected(found, "a number");
-        error.help = Some("`Init` takes a value such as `0.0`, `1`, `-1.5e-3` or `-inf`");
+        error.help = Some(
+            "`Init` takes a value such as `0.0`, `1`, `-1.5e-3` or `-inf`, or a constant such as `N`",
+        );
         return Err(Err::Failure(error.code_override(codes::BAD_FLOAT)));
     };
     let rest = input.take_from(len);

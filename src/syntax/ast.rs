@@ -155,6 +155,10 @@ pub enum StmtKind {
     /// `async_wait(N)` / `mma_wait(N)`: waits until at most N of the
     /// queue's groups are pending.
     Wait(AsyncQueue, IntExpr),
+    /// `contract { … }`: what a fused kernel computes over whole tensors,
+    /// as tensor declarations and specs without launch groups or bodies
+    /// (docs/language.md, "Contracts"). Kernel scope only.
+    Contract(Block),
 }
 
 /// A tensor declaration or definition.
@@ -420,14 +424,44 @@ pub struct SpecStmt {
     pub kind: SpecKind,
     /// The kind's name and parameters.
     pub kind_span: Span,
-    /// The executing block group.
-    pub blocks: Expr,
-    /// The executing thread group.
-    pub threads: Expr,
+    /// The executing groups `<<<#blocks, #threads>>>`; `None` only for the
+    /// steps of a `contract { … }`, which run on no threads.
+    pub launch: Option<LaunchGroups>,
     /// The input tensors; possibly none (`Init`).
     pub inputs: Vec<Expr>,
     /// The decomposition; `None` makes the spec atomic.
     pub body: Option<Block>,
+}
+
+impl SpecStmt {
+    /// Where the executing thread group is written; the kind for a
+    /// contract's step, which has none.
+    pub fn threads_span(&self) -> Span {
+        self.launch
+            .as_ref()
+            .map_or(self.kind_span, |launch| launch.threads.span)
+    }
+}
+
+/// `<<<#blocks, #threads>>>`: the groups that execute a spec.
+#[derive(Clone, PartialEq, Debug)]
+pub struct LaunchGroups {
+    /// The executing block group.
+    pub blocks: Expr,
+    /// The executing thread group.
+    pub threads: Expr,
+}
+
+/// The value of `Init<…>`.
+///
+/// Rule: `Constant` is an integer expression of constants (`const` names
+/// and literals, after `--define`); the checker evaluates it.
+#[derive(Clone, PartialEq, Debug)]
+pub enum InitValue {
+    /// A number as written: `0.0`, `-1.5e-3`, `inf`.
+    Number(f64),
+    /// An integer constant expression, e.g. `N` or `N * 2`.
+    Constant(IntExpr),
 }
 
 /// The built-in spec kinds and their parameters (`docs/language.md` §5).
@@ -459,7 +493,7 @@ pub enum SpecKind {
     /// `Shfl<bfly, mask>`.
     Shfl(ShflMode, IntExpr),
     /// `Init<value>`.
-    Init(f64),
+    Init(InitValue),
     /// `Spec`: a generic, fused computation.
     Generic,
 }

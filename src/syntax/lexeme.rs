@@ -23,6 +23,9 @@ pub(crate) struct State<'s> {
     pub(crate) src: &'s str,
     pub(crate) tokens: Vec<Token>,
     pub(crate) diagnostics: RefCell<Vec<Diagnostic>>,
+    /// Whether the parser is inside a `contract { … }` block, whose specs
+    /// have no launch groups.
+    pub(crate) in_contract: std::cell::Cell<bool>,
 }
 
 impl<'s> State<'s> {
@@ -31,6 +34,7 @@ impl<'s> State<'s> {
             src,
             tokens,
             diagnostics: RefCell::new(Vec::new()),
+            in_contract: std::cell::Cell::new(false),
         }
     }
 

@@ -8,8 +8,8 @@ use std::fmt::{self, Display, Formatter, Write as _};
 
 use super::ast::{
     Block, Cond, CondKind, ConstDef, Coord, CoordKind, Expr, ExprKind, File, GroupType,
-    IndexPattern, IndexPatternKind, IntExpr, IntExprKind, Item, Kernel, Layout, SpecKind, SpecStmt,
-    Stmt, StmtKind, TensorType, TileArg, TileDim,
+    IndexPattern, IndexPatternKind, InitValue, IntExpr, IntExprKind, Item, Kernel, Layout,
+    SpecKind, SpecStmt, Stmt, StmtKind, TensorType, TileArg, TileDim,
 };
 use crate::layout::Tuple;
 
@@ -142,20 +142,20 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
         StmtKind::Wait(queue, count) => {
             let _ = write!(out, "{}({count})", queue.wait_keyword());
         }
+        StmtKind::Contract(block) => {
+            out.push_str("contract ");
+            write_block(out, block, level);
+        }
     }
     out.push('\n');
 }
 
 fn write_spec(out: &mut String, spec: &SpecStmt, level: usize) {
-    let _ = write!(
-        out,
-        "{} <- {}<<<{}, {}>>>({})",
-        list(&spec.outputs, ", "),
-        spec.kind,
-        spec.blocks,
-        spec.threads,
-        list(&spec.inputs, ", ")
-    );
+    let _ = write!(out, "{} <- {}", list(&spec.outputs, ", "), spec.kind);
+    if let Some(launch) = &spec.launch {
+        let _ = write!(out, "<<<{}, {}>>>", launch.blocks, launch.threads);
+    }
+    let _ = write!(out, "({})", list(&spec.inputs, ", "));
     if let Some(body) = &spec.body {
         out.push(' ');
         write_block(out, body, level);
@@ -393,7 +393,17 @@ impl Display for SpecKind {
             SpecKind::Shfl(_, mask) => write!(f, "<bfly, {mask}>"),
             // `{:?}` writes the shortest text that reads back as the same
             // value, always with a `.` or an exponent (`0.0`, `1e-7`, `inf`).
-            SpecKind::Init(value) => write!(f, "<{value:?}>"),
+            SpecKind::Init(InitValue::Number(value)) => write!(f, "<{value:?}>"),
+            // A constant that begins like a number is parenthesised, so
+            // that it reads back as an expression.
+            SpecKind::Init(InitValue::Constant(value)) => {
+                let text = value.to_string();
+                if text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '(') {
+                    write!(f, "<{text}>")
+                } else {
+                    write!(f, "<({text})>")
+                }
+            }
         }
     }
 }

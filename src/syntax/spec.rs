@@ -6,8 +6,8 @@ use nom::{Err, Parser};
 
 use super::arith::{float_value, int_expr};
 use super::ast::{
-    BinaryOp, CompareOp, Expr, ReduceOp, SPEC_KIND_NAMES, ShflMode, SpecKind, SpecStmt, TernaryOp,
-    UnaryOp,
+    BinaryOp, CompareOp, Expr, InitValue, LaunchGroups, ReduceOp, SPEC_KIND_NAMES, ShflMode,
+    SpecKind, SpecStmt, TernaryOp, UnaryOp,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::expr::{closing, expr};
@@ -75,7 +75,7 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
             let (rest, _) = cut(expect("`<` and a value", help, params_open))
                 .parse(rest)
                 .map_err(params_code)?;
-            let (rest, (value, _)) = cut(float_value).parse(rest)?;
+            let (rest, value) = init_value(rest)?;
             let (rest, _) = cut(expect("`>`", help, sym(">")))
                 .parse(rest)
                 .map_err(params_code)?;
@@ -98,7 +98,13 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
         unknown => return fail(unknown_kind(unknown, name_span)),
     };
     let kind_span = span_to(start, &rest);
-    let (rest, (blocks, threads)) = launch(rest)?;
+    let in_contract = input.extra.in_contract.get();
+    let (rest, launch) = if in_contract && !at(&rest, "<<<") {
+        (rest, None)
+    } else {
+        let (rest, (blocks, threads)) = launch(rest)?;
+        (rest, Some(LaunchGroups { blocks, threads }))
+    };
     let (rest, open) = cut(expect(
         "`(` and the inputs",
         Some("a spec lists its inputs in parentheses, possibly none: `(%a, %b)` or `()`"),
@@ -118,12 +124,26 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
             outputs,
             kind,
             kind_span,
-            blocks,
-            threads,
+            launch,
             inputs,
             body,
         },
     ))
+}
+
+/// `Init`'s value: a number (`0.0`, `-inf`), or an integer expression of
+/// constants such as `N` (a name starts it).
+fn init_value(input: Input) -> PResult<InitValue> {
+    let here = skip(input);
+    if peek(&here).is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '(')
+        && !(here.fragment().starts_with("inf")
+            && !here.fragment()[3..].starts_with(super::lexeme::is_name_char))
+    {
+        let (rest, value) = cut(int_expr).parse(here)?;
+        return Ok((rest, InitValue::Constant(value)));
+    }
+    let (rest, (value, _)) = cut(float_value).parse(input)?;
+    Ok((rest, InitValue::Number(value)))
 }
 
 fn params_code(error: Err<SyntaxError>) -> Err<SyntaxError> {

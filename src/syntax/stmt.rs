@@ -21,7 +21,7 @@ use super::token::TokenKind;
 use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
-const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`";
+const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
 const FOR_HELP: &str = "a loop header reads `for (k = 0; k < N; k += 1)`";
 
 /// `{ statements }`; an unclosed block is reported and ends at the input's
@@ -146,11 +146,30 @@ fn starts_statement(kind: TokenKind, text: &str) -> bool {
                 | "async_wait"
                 | "mma_commit"
                 | "mma_wait"
+                | "contract"
                 | "kernel"
                 | "const"
         ),
         TokenKind::Int | TokenKind::Float | TokenKind::Punct | TokenKind::Unknown => false,
     }
+}
+
+/// `contract { … }`: its statements parse as any others, except that specs
+/// take no launch groups; the checker says which statements may stand there.
+fn contract(input: Input) -> PResult<StmtKind> {
+    let state = input.extra;
+    let (rest, _) = keyword("contract").parse(input)?;
+    let rest = skip(rest);
+    if !at(&rest, "{") {
+        let mut error = SyntaxError::expected(offset(&rest), "`{`");
+        error.help = Some("a contract is a block: `contract { %c <- MatMul<overwrite>(%a, %b) }`");
+        return Err(Err::Failure(error));
+    }
+    let outer = state.in_contract.replace(true);
+    let parsed = block(rest);
+    state.in_contract.set(outer);
+    let (rest, body) = parsed?;
+    Ok((rest, StmtKind::Contract(body)))
 }
 
 /// One statement.
@@ -169,6 +188,7 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
         _ if at_keyword(&input, "for") => for_loop(input)?,
         _ if at_keyword(&input, "if") => if_statement(input)?,
         _ if at_keyword(&input, "sync") => (keyword("sync").parse(input)?.0, StmtKind::Sync),
+        _ if at_keyword(&input, "contract") => contract(input)?,
         _ if let Some(queue) = commit_queue(&input) => (
             keyword(queue.commit_keyword()).parse(input)?.0,
             StmtKind::Commit(queue),

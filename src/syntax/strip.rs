@@ -4,8 +4,8 @@
 
 use super::ast::{
     Block, Cond, CondKind, ConstDef, Coord, CoordKind, Expr, ExprKind, File, GroupType,
-    IndexPattern, IndexPatternKind, IntExpr, IntExprKind, Item, Kernel, Layout, Name, SpecKind,
-    Stmt, StmtKind, TensorType, TileArg, TileDim,
+    IndexPattern, IndexPatternKind, InitValue, IntExpr, IntExprKind, Item, Kernel, Layout, Name,
+    SpecKind, Stmt, StmtKind, TensorType, TileArg, TileDim,
 };
 use crate::diag::Span;
 use crate::layout::Tuple;
@@ -129,8 +129,10 @@ impl StripSpans for Stmt {
                 spec.outputs.clear_spans();
                 spec.kind.clear_spans();
                 spec.kind_span.clear_spans();
-                spec.blocks.clear_spans();
-                spec.threads.clear_spans();
+                if let Some(launch) = &mut spec.launch {
+                    launch.blocks.clear_spans();
+                    launch.threads.clear_spans();
+                }
                 spec.inputs.clear_spans();
                 spec.body.clear_spans();
             }
@@ -149,6 +151,7 @@ impl StripSpans for Stmt {
                 if_stmt.otherwise.clear_spans();
             }
             StmtKind::Wait(_, count) => count.clear_spans(),
+            StmtKind::Contract(block) => block.clear_spans(),
             StmtKind::Sync | StmtKind::Commit(_) => {}
         }
     }
@@ -288,13 +291,14 @@ impl StripSpans for SpecKind {
         match self {
             SpecKind::Reduction(_, axes) => axes.clear_spans(),
             SpecKind::Shfl(_, mask) => mask.clear_spans(),
+            SpecKind::Init(InitValue::Constant(value)) => value.clear_spans(),
             SpecKind::Move { .. }
             | SpecKind::MatMul { .. }
             | SpecKind::UnaryPointwise(_)
             | SpecKind::BinaryPointwise(_)
             | SpecKind::TernaryPointwise(_)
             | SpecKind::Select(_)
-            | SpecKind::Init(_)
+            | SpecKind::Init(InitValue::Number(_))
             | SpecKind::Generic => {}
         }
     }

@@ -185,7 +185,10 @@ fn every_spec_kind_and_its_parameters() {
             "%a <- Select<ge><<<#b, #t>>>(%p, %q, %x, %y)",
             SpecKind::Select(CompareOp::Ge),
         ),
-        ("%a <- Init<-0.0015><<<#b, #t>>>()", SpecKind::Init(-1.5e-3)),
+        (
+            "%a <- Init<-0.0015><<<#b, #t>>>()",
+            SpecKind::Init(InitValue::Number(-1.5e-3)),
+        ),
         ("%a <- Spec<<<#b, #t>>>(%x) {}", SpecKind::Generic),
     ];
     for (src, kind) in cases {
@@ -206,7 +209,7 @@ fn every_spec_kind_and_its_parameters() {
     let StmtKind::Spec(spec) = stmt("%y <- Init<inf><<<#b, #t>>>()").kind else {
         panic!()
     };
-    assert_eq!(spec.kind, SpecKind::Init(f64::INFINITY));
+    assert_eq!(spec.kind, SpecKind::Init(InitValue::Number(f64::INFINITY)));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod broadcast;
 mod collective;
+mod contract;
 mod coverage;
 mod examples;
 mod rules;
