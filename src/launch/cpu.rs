@@ -8,7 +8,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::command::{CommandError, RunOptions, Selected};
-use super::fill::{element_type, host_inputs, poison_flags};
+use super::fill::{element_type, expected_output, host_inputs, poison_flags};
 use super::plan::LaunchPlan;
 use super::report::{CheckOutcome, RunReport};
 use crate::compile::Compiled;
@@ -181,25 +181,7 @@ fn check_output(
         Ok(contract) => contract,
         Err(reason) => return Ok(CheckOutcome::NoContract(reason.to_string())),
     };
-    let mut values: Vec<Vec<f64>> = Vec::with_capacity(plan.params.len());
-    for (param, bytes) in plan.params.iter().zip(host) {
-        values.push(match bytes {
-            Some(bytes) => element_type(param.scalar).to_f64(bytes)?,
-            None => Vec::new(),
-        });
-    }
-    let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
-    let expected = contract.evaluate(&slices)?;
-    let output = plan
-        .params
-        .iter()
-        .position(|p| p.position == expected.param)
-        .ok_or_else(|| {
-            ReferenceError::Input(format!(
-                "{} is not a parameter of the launch",
-                expected.output
-            ))
-        })?;
+    let (expected, output) = expected_output(plan, contract, host)?;
     let bytes = &run.outputs[output];
     let ty = element_type(plan.params[output].scalar);
     let actual = ty.to_f64(bytes)?;

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::fill::{self, element_type, poison_flags};
+use super::fill::{self, element_type, expected_output, poison_flags};
 use super::plan::LaunchPlan;
 use super::report::{BenchReport, CheckOutcome, RunReport, Stats, rotation_sets};
 use crate::reference::{Contract, ReferenceError, compare};
@@ -143,28 +143,7 @@ pub fn run_kernel(
             return Ok(report);
         }
     };
-    let mut values: Vec<Vec<f64>> = Vec::with_capacity(plan.params.len());
-    for (param, bytes) in plan.params.iter().zip(&host) {
-        let widened = match bytes {
-            Some(bytes) => element_type(param.scalar)
-                .to_f64(bytes)
-                .map_err(|e| in_context(plan, "reading the inputs")(e.into()))?,
-            None => Vec::new(),
-        };
-        values.push(widened);
-    }
-    let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
-    let expected = contract.evaluate(&slices)?;
-    let output = plan
-        .params
-        .iter()
-        .position(|p| p.position == expected.param)
-        .ok_or_else(|| {
-            ReferenceError::Input(format!(
-                "{} is not a parameter of the launch",
-                expected.output
-            ))
-        })?;
+    let (expected, output) = expected_output(plan, contract, &host)?;
     let bytes = set.buffers[output].to_host().map_err(in_context(
         plan,
         &format!("reading back {}", expected.output),

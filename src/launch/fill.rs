@@ -8,7 +8,7 @@ use half::{bf16, f16};
 use super::plan::{LaunchPlan, ParamPlan};
 use crate::data::{DataError, Element, ElementType, to_bytes};
 use crate::ir::Scalar;
-use crate::reference::{Contract, InputDomain};
+use crate::reference::{Contract, Expected, InputDomain, ReferenceError};
 
 /// The runtime's tag of a scalar type.
 pub fn element_type(scalar: Scalar) -> ElementType {
@@ -85,6 +85,38 @@ pub fn host_inputs(
             fill_bytes(param, seed, domain).map(Some)
         })
         .collect()
+}
+
+/// What `contract` expects of the output on the host inputs `host` (one
+/// entry per parameter of `plan`, `None` for those not filled), and the
+/// position in `plan.params` of the parameter it is compared with.
+pub fn expected_output(
+    plan: &LaunchPlan,
+    contract: &Contract,
+    host: &[Option<Vec<u8>>],
+) -> Result<(Expected, usize), ReferenceError> {
+    let mut values: Vec<Vec<f64>> = Vec::with_capacity(plan.params.len());
+    for (param, bytes) in plan.params.iter().zip(host) {
+        values.push(match bytes {
+            Some(bytes) => element_type(param.scalar)
+                .to_f64(bytes)
+                .map_err(|error| ReferenceError::Input(format!("{}: {error}", param.name)))?,
+            None => Vec::new(),
+        });
+    }
+    let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+    let expected = contract.evaluate(&slices)?;
+    let output = plan
+        .params
+        .iter()
+        .position(|p| p.position == expected.param)
+        .ok_or_else(|| {
+            ReferenceError::Input(format!(
+                "{} is not a parameter of the launch",
+                expected.output
+            ))
+        })?;
+    Ok((expected, output))
 }
 
 #[cfg(test)]

@@ -135,10 +135,9 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
 /// constants such as `N` (a name starts it).
 fn init_value(input: Input) -> PResult<InitValue> {
     let here = skip(input);
-    if peek(&here).is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '(')
-        && !(here.fragment().starts_with("inf")
-            && !here.fragment()[3..].starts_with(super::lexeme::is_name_char))
-    {
+    let text = *here.fragment();
+    let infinity = text.starts_with("inf") && !text[3..].starts_with(super::lexeme::is_name_char);
+    if !infinity && peek(&here).is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '(') {
         let (rest, value) = cut(int_expr).parse(here)?;
         return Ok((rest, InitValue::Constant(value)));
     }
