@@ -53,6 +53,7 @@ struct CpuArgs {
 }
 
 impl CpuArgs {
+    /// The run flags of a `// cpu:` or `// gpu:` line.
     fn parse(name: &str, line: &str) -> CpuArgs {
         let mut args = CpuArgs {
             seed: 1,
@@ -89,7 +90,48 @@ fn cpu_lines(name: &str, text: &str) -> Vec<CpuArgs> {
         .map(|args| CpuArgs::parse(name, args))
         .collect();
     assert!(!lines.is_empty(), "{name}: no `// cpu:` line");
+    assert!(
+        !gpu_lines(name, text).is_empty(),
+        "{name}: no `// gpu:` line (scripts/gpu-examples.sh)"
+    );
     lines
+}
+
+/// Each `// gpu:` line of the example's header: the sizes
+/// scripts/gpu-examples.sh checks on a GPU with fresh seeds.
+fn gpu_lines(name: &str, text: &str) -> Vec<CpuArgs> {
+    text.lines()
+        .take_while(|line| line.starts_with("//") || line.trim().is_empty())
+        .filter_map(|line| line.strip_prefix("// gpu:"))
+        .map(|args| CpuArgs::parse(name, args))
+        .collect()
+}
+
+/// A `// gpu:` line names sizes the GPU runs and the CPU does not: each
+/// must compile and satisfy every launch requirement of the kernels it
+/// selects, so that the GPU check never stops on a stale line.
+#[test]
+fn every_gpu_line_compiles_and_plans() {
+    let mut lines = 0;
+    for name in example_names() {
+        let text = example(&name);
+        for args in gpu_lines(&name, &text) {
+            let compiled = compile::compile(&name, &text, &args.options)
+                .unwrap_or_else(|d| panic!("{name}: does not compile: {d:?}"));
+            let selected = select(&compiled, args.kernel.as_deref(), &args.dims)
+                .unwrap_or_else(|e| panic!("{name} {args:?}: {e}"));
+            assert!(!selected.is_empty(), "{name} {args:?}: no kernel");
+            for one in &selected {
+                assert!(
+                    one.contract.is_ok(),
+                    "{name} {}: no contract",
+                    one.plan.kernel
+                );
+            }
+            lines += 1;
+        }
+    }
+    assert!(lines >= 10, "only {lines} `// gpu:` lines");
 }
 
 /// Compiles `text` and runs the kernels `args` selects on the CPU with

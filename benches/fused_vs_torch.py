@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Our fused kernels against PyTorch, timed by benches/harness.py.
+
+Three benchmarks (docs/performance.md, "Fused kernels"), each side checked for
+correctness on its first input set before any timing, then timed interleaved
+in this process (harness.compare), back to back and from CUDA graphs:
+
+- `gemm`: C = relu(A·B + bias), fp16 in and out, 4096³ by default, ours
+  (`gemm_bias_relu_sm90`, examples/gemm_bias_relu_sm90.gph) against PyTorch
+  eager `relu(A @ B + bias)` (three kernels), against
+  `torch._addmm_activation` (cuBLASLt's fused ReLU epilogue), and against our
+  own plain GEMM (`gemm_f16_sm90_f16out`) on the same problem.
+- `layernorm`: y = (x − mean)/sqrt(var + 1e-5)·γ + β over rows of N, fp16 in
+  and out, ours (examples/layernorm.gph, built with `-D N=<N>`) against
+  `F.layer_norm`, and against a device copy of the same bytes (`y.copy_(x)`:
+  the bandwidth a kernel that reads x once and writes y once can reach).
+- `softmax`: row softmax, fp16 in and out, ours (examples/softmax.gph,
+  `-D N=<N>`) against `torch.softmax` and against the same copy.
+
+B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py.
+
+    cargo build --release --features cuda      # only `ptxgen build` is used
+    python3 benches/fused_vs_torch.py                  # everything, default sizes
+    python3 benches/fused_vs_torch.py layernorm --rows 12288 --n 1024
+    python3 benches/fused_vs_torch.py --json out.json
+
+A ratio is baseline time / our time: above 1, ours is faster. For the copy
+rows it is the fraction of the copy's bandwidth that our kernel reaches.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+GEMM_SIZES = [(4096, 4096, 4096)]
+LAYERNORM_SIZES = [(12288, 768), (12288, 1024), (12288, 4096), (65536, 1024), (65536, 4096)]
+SOFTMAX_SIZES = [(196608, 384), (65536, 1024)]
+EPS = 1e-5
+
+
+def build(ptxgen, source, defines, folder, tag):
+    """PTX and manifest of `source` with `defines`, from `ptxgen build`."""
+    ptx, manifest = os.path.join(folder, f"{tag}.ptx"), os.path.join(folder, f"{tag}.json")
+    flags = [arg for define in defines for arg in ("--define", define)]
+    for emit, out in (("ptx", ptx), ("manifest", manifest)):
+        subprocess.run([ptxgen, source, "--emit", emit, "-o", out, *flags], check=True)
+    return ptx, manifest
+
+
+def load(torch, args, folder, source, kernel, defines=()):
+    ptx, manifest = build(args.ptxgen, source, list(defines) + args.define, folder, f"{kernel}-{len(os.listdir(folder))}")
+    return harness.Kernel(torch, ptx, manifest, kernel)
+
+
+def sets_for(torch, set_bytes):
+    free, _total = torch.cuda.mem_get_info()
+    return harness.rotation_sets(set_bytes, free // 4)
+
+
+def error_of(torch, got, reference):
+    """‖got − reference‖ / ‖reference‖ in f64, and the count of NaN in got."""
+    got64, ref64 = got.double(), reference.double()
+    nan = torch.isnan(got64).sum().item()
+    return (torch.linalg.norm(got64 - ref64) / torch.linalg.norm(ref64)).item(), nan
+
+
+def timed(torch, name, ours, baseline, args, extra):
+    timing = harness.compare(torch, ours, baseline, pairs=args.pairs, launches=args.launches, warmup=args.warmup)
+    ratio, lo, hi, spread = harness.summary(timing["ratio"])
+    graph_ratio, glo, ghi, _ = harness.summary(timing["graph_ratio"])
+    ours_ms = harness.summary(timing["ours_ms"])[0]
+    base_ms = harness.summary(timing["baseline_ms"])[0]
+    row = {"against": name, **extra, **timing}
+    print(
+        f"  vs {name:<28} ours {ours_ms * 1e3:9.1f} us  base {base_ms * 1e3:9.1f} us  ratio {ratio:6.3f}"
+        f" ({lo:.3f}-{hi:.3f})  graphs {graph_ratio:6.3f} ({glo:.3f}-{ghi:.3f})",
+        flush=True,
+    )
+    return row
+
+
+# (fused source, its kernel, the plain GEMM's source, its kernel, the compute
+# capability the pair needs): the wgmma kernels run on 9.0 only.
+GEMM_PAIRS = [
+    ("examples/gemm_bias_relu_sm90.gph", "gemm_bias_relu_sm90", "examples/gemm_f16_sm90.gph", "gemm_f16_sm90_f16out", (9, 0)),
+    ("examples/gemm_bias_relu.gph", "gemm_bias_relu", "examples/gemm_f16.gph", "gemm_f16_f16out", (8, 0)),
+]
+
+
+def bench_gemm(torch, args, folder):
+    rows = []
+    capability = torch.cuda.get_device_capability()
+    for fused_source, fused_kernel, plain_source, plain_kernel, needs in GEMM_PAIRS:
+        if capability < needs or (needs == (9, 0) and capability != (9, 0)):
+            print(f"{fused_kernel}: not run (needs compute capability {needs[0]}.{needs[1]})")
+            continue
+        fused = load(torch, args, folder, fused_source, fused_kernel)
+        plain = load(torch, args, folder, plain_source, plain_kernel)
+        rows += gemm_rows(torch, args, fused, plain, fused_kernel)
+    return rows
+
+
+def gemm_rows(torch, args, fused, plain, name):
+    rows = []
+    for m, n, k in GEMM_SIZES if not args.size else [args.size]:
+        dims = {"M": m, "N": n, "K": k}
+        sets = sets_for(torch, 2 * (m * k + n * k + m * n + n))
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+
+        def new_set():
+            a = torch.rand((m, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+            bt = torch.rand((n, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+            bias = torch.rand((n,), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+            return a, bt, bias, torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+
+        ours_sets = [new_set() for _ in range(sets)]
+        base_sets = [new_set() for _ in range(sets)]
+        ours = [fused.bind({"%A": a, "%B": bt, "%bias": b, "%C": c}, dims) for a, bt, b, c in ours_sets]
+        ours_plain = [plain.bind({"%A": a, "%B": bt, "%C": c}, dims) for a, bt, _b, c in base_sets]
+        eager = [(lambda a=a, bt=bt, b=b: torch.relu(a @ bt.t() + b)) for a, bt, b, _c in base_sets]
+        # cuBLASLt's fused epilogue allocates its output: timed as PyTorch calls it.
+        lt = [(lambda a=a, bt=bt, b=b: torch._addmm_activation(b, a, bt.t(), use_gelu=False)) for a, bt, b, _c in base_sets]
+
+        ours[0]()
+        torch.cuda.synchronize()
+        a, bt, b, c = ours_sets[0]
+        sample = torch.randperm(m, generator=gen, device="cuda")[: min(m, 256)]
+        reference = torch.relu(a[sample].double() @ bt.double().t() + b.double())
+        error, nan = error_of(torch, c[sample], reference)
+        a, bt, b, _c = base_sets[0]
+        lt_error, _ = error_of(torch, lt[0]()[sample], torch.relu(a[sample].double() @ bt.double().t() + b.double()))
+        ok = nan == 0 and error < 1e-2 and lt_error < 1e-2
+        print(f"{name} {m}x{n}x{k}: {sets} sets/side, error {error:.1e} (cuBLASLt {lt_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        extra = {"kernel": name, "m": m, "n": n, "k": k, "error": error, "nan": nan, "correct": ok}
+        for name, baseline in (("eager relu(A@B+b)", eager), ("_addmm_activation", lt), ("our plain GEMM", ours_plain)):
+            rows.append({"bench": "gemm_bias_relu", **timed(torch, name, ours, baseline, args, extra)})
+    return rows
+
+
+def row_bench(torch, args, folder, bench, source, kernel, sizes, reference_of, baseline_of, params_of):
+    rows = []
+    for r, n in sizes:
+        op = load(torch, args, folder, source, kernel, [f"N={n}"])
+        dims = {"R": r}
+        sets = sets_for(torch, 2 * 2 * r * n)
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+
+        def new_set():
+            x = (torch.rand((r, n), device="cuda", dtype=torch.float16, generator=gen) * 4 - 2).to(torch.float16)
+            gamma = (torch.rand((n,), device="cuda", dtype=torch.float16, generator=gen) + 0.5).to(torch.float16)
+            beta = (torch.rand((n,), device="cuda", dtype=torch.float16, generator=gen) - 0.5).to(torch.float16)
+            return x, gamma, beta, torch.full((r, n), float("nan"), device="cuda", dtype=torch.float16)
+
+        ours_sets = [new_set() for _ in range(sets)]
+        base_sets = [new_set() for _ in range(sets)]
+        ours = [op.bind(params_of(*s), dims) for s in ours_sets]
+        baseline = [(lambda s=s: baseline_of(*s)) for s in base_sets]
+        copy = [(lambda s=s: s[3].copy_(s[0])) for s in base_sets]
+
+        ours[0]()
+        torch.cuda.synchronize()
+        x, gamma, beta, y = ours_sets[0]
+        sample = torch.randperm(r, generator=gen, device="cuda")[: min(r, 512)]
+        reference = reference_of(x[sample].double(), gamma.double(), beta.double())
+        error, nan = error_of(torch, y[sample], reference)
+        got = baseline_of(*base_sets[0])
+        torch.cuda.synchronize()
+        xb, gb, bb, _ = base_sets[0]
+        base_error, _ = error_of(torch, got[sample], reference_of(xb[sample].double(), gb.double(), bb.double()))
+        ok = nan == 0 and error < 1e-2 and base_error < 1e-2
+        print(f"{bench} {r}x{n}: {sets} sets/side, error {error:.1e} (PyTorch {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        extra = {"rows": r, "n": n, "error": error, "nan": nan, "correct": ok, "bytes": 2 * 2 * r * n}
+        for name, base in ((f"torch {bench}", baseline), ("copy of the same bytes", copy)):
+            rows.append({"bench": bench, **timed(torch, name, ours, base, args, extra)})
+        del ours_sets, base_sets, ours, baseline, copy
+        torch.cuda.empty_cache()
+    return rows
+
+
+def bench_layernorm(torch, args, folder):
+    import torch.nn.functional as F
+
+    def reference(x, gamma, beta):
+        mean = x.mean(dim=1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + EPS) * gamma + beta
+
+    sizes = LAYERNORM_SIZES if not args.rows else [(args.rows, args.n)]
+    return row_bench(
+        torch, args, folder, "layernorm", "examples/layernorm.gph", "layernorm", sizes, reference,
+        lambda x, g, b, _y: F.layer_norm(x, (x.shape[1],), g, b, EPS),
+        lambda x, g, b, y: {"%X": x, "%gamma": g, "%beta": b, "%Y": y},
+    )
+
+
+def bench_softmax(torch, args, folder):
+    def reference(x, _gamma, _beta):
+        return torch.softmax(x, dim=1)
+
+    sizes = SOFTMAX_SIZES if not args.rows else [(args.rows, args.n)]
+    return row_bench(
+        torch, args, folder, "softmax", "examples/softmax.gph", "softmax", sizes, reference,
+        lambda x, _g, _b, _y: torch.softmax(x, dim=1),
+        lambda x, _g, _b, y: {"%X": x, "%Y": y},
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax (default: all)")
+    parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
+    parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
+    parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
+    parser.add_argument("--ptxgen", default="target/release/ptxgen")
+    parser.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE, passed to ptxgen")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--launches", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write the results to this file")
+    args = parser.parse_args()
+
+    try:
+        import torch
+    except ImportError:
+        sys.exit("fused_vs_torch.py: PyTorch is not installed")
+    if not torch.cuda.is_available():
+        sys.exit("fused_vs_torch.py: no CUDA device visible to PyTorch")
+    if not os.access(args.ptxgen, os.X_OK):
+        sys.exit(f"fused_vs_torch.py: no ptxgen at {args.ptxgen} (cargo build --release, or --ptxgen PATH)")
+
+    facts = harness.device_facts(torch)
+    print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
+    print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = baseline time / ours")
+    chosen = args.benches or ["gemm", "layernorm", "softmax"]
+    unknown = [b for b in chosen if b not in ("gemm", "layernorm", "softmax")]
+    if unknown:
+        sys.exit(f"fused_vs_torch.py: unknown benchmark {unknown[0]!r} (gemm, layernorm, softmax)")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for bench in chosen:
+            rows += {"gemm": bench_gemm, "layernorm": bench_layernorm, "softmax": bench_softmax}[bench](torch, args, folder)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": facts, "results": rows}, f, indent=1)
+    if not all(row["correct"] for row in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
