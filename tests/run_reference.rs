@@ -305,7 +305,7 @@ fn a_kernel_checks_against_its_own_reference_and_fails_on_a_wrong_element() {
          %c <- MatMul<<<#g, #t>>>(%a, %b)\n",
     );
     let contract = Contract::of(&kernel, &[32]).unwrap();
-    let ContractKind::MatMul(shape) = contract.kind else {
+    let ContractKind::MatMul(shape) = contract.steps[0].kind else {
         panic!("a MatMul")
     };
     assert_eq!((shape.m, shape.n, shape.k), (32, 8, 16));

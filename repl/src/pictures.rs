@@ -121,6 +121,7 @@ pub fn view_line(checker: &check::Session, view: &ir::View, names: &Names) -> St
         ir::BufferKind::Param(i) => format!("global memory, kernel parameter {i}"),
         ir::BufferKind::Shared => "shared memory".to_string(),
         ir::BufferKind::Registers => "registers of each thread".to_string(),
+        ir::BufferKind::Temporary => "a value of the kernel's contract, not stored".to_string(),
     };
     if view.base.as_const() == Some(0) && view.ty == buffer.ty {
         return format!(
