@@ -188,8 +188,8 @@ fn softmax_subtracts_the_row_maximum() {
         let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let total: f64 = xs.iter().map(|v| (v - max).exp()).sum();
         let mut row_sum = 0.0;
-        for c in 0..16 {
-            let want = (xs[c] - max).exp() / total;
+        for (c, &value) in xs.iter().enumerate() {
+            let want = (value - max).exp() / total;
             let got = expected.values[row * 16 + c];
             assert!(got.is_finite());
             assert!((got - want).abs() <= 1e-3, "({c}, {row}): {got} vs {want}");
