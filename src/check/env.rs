@@ -137,8 +137,9 @@ pub(crate) struct LoopInfo {
     pub unroll: bool,
     /// `lo`, `hi` and `step` when all three are constants.
     pub constant_bounds: Option<(i64, i64, i64)>,
-    /// `hi - 1`, the largest value the variable can take, as an expression
-    /// over the dims (when the bound depends on nothing else).
+    /// An upper bound of the variable over the dims (`hi − 1` where the
+    /// bound depends on the dims alone, else through the enclosing loops'
+    /// own bounds: `Checker::upper_over_dims`), where one is found.
     pub last: Option<Expr>,
 }
 

@@ -5,7 +5,7 @@
 //! whose groups are the launch.
 
 use crate::diag::{Diagnostic, Span};
-use crate::expr::{Expr, Var};
+use crate::expr::Expr;
 use crate::ir::{self, NamedSpan};
 use crate::syntax::ast::{
     self, AsyncQueue, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
@@ -337,11 +337,13 @@ impl Checker {
             .ok()
             .and_then(|hi| self.bounds(hi).hi())
             .and_then(|hi| hi.checked_sub(1));
+        // The largest value over the dims, through enclosing loops' own
+        // largest values: a bound on the loops nested inside.
         let symbolic_last = hi
             .as_ref()
             .ok()
-            .filter(|hi| hi.vars().iter().all(|var| matches!(var, Var::Dim(_))))
-            .map(|hi| Expr::sub(hi.clone(), Expr::Const(1)));
+            .and_then(|hi| self.upper_over_dims(hi))
+            .map(|hi| Expr::sub(hi, Expr::Const(1)));
         self.kernel.loop_info.push(LoopInfo {
             last: symbolic_last,
             range: (first, last),

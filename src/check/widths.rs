@@ -49,13 +49,12 @@ impl Checker {
 
     /// A tensor's elements are numbered by `.u32` offsets: it must span
     /// fewer than 2^32 elements (one past its largest offset), as in CUDA
-    /// C++ with `int` indices, so that a count or bound over it fits too. Checked for constant extents; a symbolic
-    /// tensor's size is the launcher's to check (docs/lowering.md).
+    /// C++ with `int` indices, so that a count or bound over it fits too.
+    /// A constant tensor past that is an error; a symbolic one gets a
+    /// launch requirement (`2^32 − cosize ≥ 1`) unless its dims' ranges
+    /// already keep it below.
     pub(crate) fn tensor_fits(&mut self, levels: &[Level], span: Span) {
         let value = cosize(levels);
-        if value.as_const().is_none() {
-            return;
-        }
         self.fits(Bounded {
             value,
             limit: INDEX_LIMIT,
@@ -100,13 +99,87 @@ impl Checker {
         if largest.is_some_and(|largest| largest < limit) {
             return;
         }
-        if over_dims {
+        // A value over loop variables is bounded by an expression over the
+        // dims (each loop variable replaced by its extreme value), which the
+        // launch checks; one the intervals and that bound cannot reach (a
+        // block id in a symbolic grid, a product of differences) is left to
+        // the lowering's checks of constants.
+        let over_dims_bound = if over_dims {
+            Some(value)
+        } else {
+            self.upper_over_dims(&value)
+        };
+        if let Some(upper) = over_dims_bound {
+            if range(&upper, &Facts::none())
+                .hi()
+                .is_some_and(|largest| largest < limit)
+            {
+                return;
+            }
             self.require(Requirement::Positive {
-                value: normalize(&Expr::sub(Expr::Const(limit), value)),
+                value: normalize(&Expr::sub(Expr::Const(limit), upper)),
                 span,
             });
         }
-        // A bound over loop variables or ids that the intervals cannot
-        // prove is left to the lowering's checks of constants.
+    }
+
+    /// An expression over the dims alone that is at least `e` for every
+    /// value of the loop variables and thread ids in it: each loop variable
+    /// at its largest value where it adds, its first where it subtracts.
+    /// `None` where no such bound is found (a block id, a division by a
+    /// variable, a product whose factors may be negative).
+    pub(crate) fn upper_over_dims(&self, e: &Expr) -> Option<Expr> {
+        self.extreme_over_dims(e, true)
+    }
+
+    fn extreme_over_dims(&self, e: &Expr, upper: bool) -> Option<Expr> {
+        let nonnegative = |e: &Expr| self.bounds(e).lo().is_some_and(|lo| lo >= 0);
+        Some(match e {
+            Expr::Const(_) | Expr::Var(Var::Dim(_)) => e.clone(),
+            Expr::Var(Var::ThreadId) => {
+                let block = self.launch.as_ref()?.block_size;
+                Expr::Const(if upper { block - 1 } else { 0 })
+            }
+            Expr::Var(Var::BlockId) => return None,
+            Expr::Var(Var::Loop(i)) => {
+                let info = self.kernel.loop_info.get(*i as usize)?;
+                if upper {
+                    info.last.clone()?
+                } else {
+                    Expr::Const(info.range.0?)
+                }
+            }
+            Expr::Add(a, b) => Expr::add(
+                self.extreme_over_dims(a, upper)?,
+                self.extreme_over_dims(b, upper)?,
+            ),
+            Expr::Sub(a, b) => Expr::sub(
+                self.extreme_over_dims(a, upper)?,
+                self.extreme_over_dims(b, !upper)?,
+            ),
+            Expr::Mul(a, b) => match (a.as_const(), b.as_const()) {
+                (Some(c), _) | (_, Some(c)) => {
+                    let other = if a.as_const().is_some() { b } else { a };
+                    Expr::mul(
+                        Expr::Const(c),
+                        self.extreme_over_dims(other, upper == (c >= 0))?,
+                    )
+                }
+                (None, None) if nonnegative(a) && nonnegative(b) => Expr::mul(
+                    self.extreme_over_dims(a, upper)?,
+                    self.extreme_over_dims(b, upper)?,
+                ),
+                (None, None) => return None,
+            },
+            Expr::Div(a, b) => match b.as_const() {
+                Some(c) if c > 0 => Expr::div(self.extreme_over_dims(a, upper)?, Expr::Const(c)),
+                Some(_) | None => return None,
+            },
+            Expr::Rem(_, _)
+            | Expr::And(_, _)
+            | Expr::Xor(_, _)
+            | Expr::Shr(_, _)
+            | Expr::Shl(_, _) => return None,
+        })
     }
 }
