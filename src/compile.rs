@@ -123,6 +123,32 @@ pub fn check(name: &str, text: &str, options: &Options) -> Result<Checked, Vec<D
     }
 }
 
+/// The PTX header's account of where the text comes from: the source, the
+/// compiler's version, the options that change the output, and why the
+/// target is what it is.
+fn provenance(name: &str, options: &Options, module: &crate::ptx::Module) -> Vec<String> {
+    let mut flags: Vec<String> = Vec::new();
+    if let Some(arch) = options.arch {
+        flags.push(format!("--arch {}", arch.name()));
+    }
+    for (constant, value) in &options.defines {
+        flags.push(format!("--define {constant}={value}"));
+    }
+    if options.annotate {
+        flags.push("--annotate".to_string());
+    }
+    let flags = if flags.is_empty() {
+        "none".to_string()
+    } else {
+        flags.join(" ")
+    };
+    let mut lines = vec![format!("source: {name}"), format!("options: {flags}")];
+    if let (Ok(target), Ok(reason)) = (module.target(), module.target_reason()) {
+        lines.push(format!("target {}: {reason}", target.name()));
+    }
+    lines
+}
+
 /// Compiles `text` (reported as `name`) as far as `options.emit` asks: the
 /// compiled file, or the diagnostics of the first stage that fails.
 ///
@@ -157,7 +183,8 @@ pub fn compile(name: &str, text: &str, options: &Options) -> Result<Compiled, Ve
                 annotate: options.annotate,
                 source: Some(Arc::from(text)),
             };
-            let module = lower::lower_program(&program, &lowering)?;
+            let mut module = lower::lower_program(&program, &lowering)?;
+            module.provenance = provenance(name, options, &module);
             let ptx = module.to_ptx().map_err(|error| {
                 vec![
                     LowerError::Ptx {

@@ -67,7 +67,10 @@ fn examples() -> Vec<Example> {
 }
 
 fn compile(example: &Example, options: &Options) -> Module {
-    let file = example.path.display().to_string();
+    // Named as from the repository's root, as `ptxgen examples/…` would
+    // name it: the PTX header records the source, and the golden files
+    // must not depend on where the checkout is.
+    let file = format!("examples/{}.gph", example.name);
     compile::compile(&file, &example.source, options)
         .unwrap_or_else(|d| panic!("{}: does not compile: {d:#?}", example.name))
         .module

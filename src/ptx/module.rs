@@ -216,6 +216,9 @@ pub struct Module {
     /// `--arch`, if given: the target is raised to it, and an instruction
     /// needing more is an error.
     pub requested: Option<Arch>,
+    /// Where the module comes from, one comment line each at the top of
+    /// the text (the source file, the compiler and its options).
+    pub provenance: Vec<String>,
     /// The kernels, in order.
     pub entries: Vec<Entry>,
 }
@@ -225,6 +228,7 @@ impl Module {
     pub fn new(requested: Option<Arch>) -> Module {
         Module {
             requested,
+            provenance: Vec::new(),
             entries: Vec::new(),
         }
     }
@@ -266,6 +270,38 @@ impl Module {
     /// The `.version`/`.target`: the lowest that every instruction used
     /// allows, raised to the requested architecture. Errors, naming the
     /// instruction, when the request is below one of them.
+    /// Why the module has its target, in words: the request, the
+    /// instructions' needs, or the shared memory that raised it. (No
+    /// instruction is named: the header must not read as code.)
+    pub fn target_reason(&self) -> Result<String, PtxError> {
+        let target = self.target()?;
+        if let Some(arch) = self.requested {
+            return Ok(format!("requested with --arch {}", arch.name()));
+        }
+        let requirements = self
+            .entries
+            .iter()
+            .flat_map(Entry::instructions)
+            .map(|instruction| (instruction.name(), instruction.requirement()));
+        let instructions = resolve_target(requirements, None)?;
+        Ok(if target.sm > instructions.sm {
+            let shared = self
+                .entries
+                .iter()
+                .map(Entry::shared_bytes)
+                .max()
+                .unwrap_or(0);
+            format!(
+                "raised from {} to hold {shared} bytes of shared memory",
+                instructions.name()
+            )
+        } else if instructions.sm > Requirement::FLOOR.sm {
+            "the lowest requestable target with every instruction used".to_string()
+        } else {
+            "the lowest target this compiler writes".to_string()
+        })
+    }
+
     pub fn target(&self) -> Result<Target, PtxError> {
         let requirements = self
             .entries

@@ -463,6 +463,18 @@ pub fn resolve_target<'a>(
             other_needs,
         });
     }
+    // The default target is one `--arch` can name: a requirement between
+    // two requestable architectures (ldmatrix's sm_75) rounds up to the
+    // next one, so that the PTX a file gets by default is also what some
+    // `--arch` gives.
+    let requestable = Arch::ALL
+        .into_iter()
+        .filter(|arch| !arch.is_arch_specific())
+        .find(|arch| arch.sm() >= sm);
+    if let Some(arch) = requestable {
+        sm = arch.sm();
+        ptx = ptx.max(arch.min_ptx());
+    }
     let mut arch_specific = !specific.is_empty();
     if let Some(arch) = requested {
         sm = sm.max(arch.sm());
@@ -516,7 +528,10 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!((target.sm, target.ptx), (Sm(75), PtxVersion::new(6, 5)));
+        // ldmatrix needs sm_75, which no `--arch` names: the next requestable
+        // target, sm_80, and its PTX version.
+        assert_eq!(target.sm, Sm(80));
+        assert_eq!(target.ptx, PtxVersion::new(7, 0).max(Arch::Sm80.min_ptx()));
     }
 
     #[test]
@@ -689,11 +704,12 @@ mod tests {
         assert_eq!(raised(227 * 1024), (Sm(90), PtxVersion::new(7, 8)));
         // More than any target holds: left for the lowering to report.
         assert_eq!(raised(300_000), (Sm(70), PtxVersion::new(6, 0)));
-        // ldmatrix's sm_75 holds 64 KiB only; the next that holds more is
-        // sm_80, never sm_75 itself or an arch below the instructions.
-        let sm_75 = resolve_target([("ldmatrix", needs(75, 6, 5))], None).unwrap();
-        assert_eq!(raise_for_shared(sm_75, 64 * 1024).sm, Sm(75));
-        assert_eq!(raise_for_shared(sm_75, 70_000).sm, Sm(80));
+        // ldmatrix's sm_75 is no requestable target: the default is sm_80
+        // already, and shared memory raises it from there, never below.
+        let ldmatrix = resolve_target([("ldmatrix", needs(75, 6, 5))], None).unwrap();
+        assert_eq!(ldmatrix.sm, Sm(80));
+        assert_eq!(raise_for_shared(ldmatrix, 70_000).sm, Sm(80));
+        assert_eq!(raise_for_shared(ldmatrix, 200_000).sm, Sm(90));
         // sm_86 holds 99 KiB: 150 KB on an sm_86 instruction needs sm_90.
         let sm_86 = resolve_target([("x", needs(86, 7, 1))], None).unwrap();
         assert_eq!(raise_for_shared(sm_86, 150_000).sm, Sm(90));
