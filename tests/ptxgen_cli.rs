@@ -75,6 +75,59 @@ fn a_failing_file_gives_status_1_and_the_others_still_compile() {
     );
     assert!(out.path().join("vector_copy.ptx").exists());
     assert!(!out.path().join("ldmatrix_column_major.ptx").exists());
+    // The run closes with one line that counts the failures.
+    let last = errors.trim_end().lines().last().unwrap_or_default();
+    assert_eq!(last, "ptxgen: 1 of 2 files failed", "{errors}");
+}
+
+#[test]
+fn an_output_file_name_with_several_inputs_is_refused_not_made_a_folder() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("x.ptx");
+    let output = ptxgen(&[
+        "examples/vector_copy.gph",
+        "examples/bias_rows.gph",
+        "-o",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("names one .ptx file, but 2 inputs"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!file.exists(), "no folder named x.ptx");
+}
+
+#[test]
+fn the_ptx_header_says_where_it_comes_from_and_why_its_target() {
+    let output = ptxgen(&["examples/gemm_f16.gph", "-o", "-", "--define", "STAGES=2"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let header: Vec<&str> = text
+        .lines()
+        .take_while(|line| line.starts_with("//"))
+        .collect();
+    assert!(
+        header.contains(&"// source: examples/gemm_f16.gph"),
+        "{header:?}"
+    );
+    assert!(
+        header.contains(&"// options: --define STAGES=2"),
+        "{header:?}"
+    );
+    assert!(
+        header
+            .iter()
+            .any(|line| line.starts_with("// target sm_80: ")),
+        "{header:?}"
+    );
+    let output = ptxgen(&["examples/vector_copy.gph", "-o", "-", "--arch", "sm_86"]);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        text.contains("// target sm_86: requested with --arch sm_86"),
+        "{text}"
+    );
 }
 
 #[test]

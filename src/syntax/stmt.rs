@@ -10,7 +10,7 @@ use super::ast::{
     AsyncQueue, Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name, SPEC_KIND_NAMES,
     Stmt, StmtKind, TensorDef,
 };
-use super::error::{SyntaxError, codes};
+use super::error::{SyntaxError, codes, suggest};
 use super::expr::{expr, pattern};
 use super::lexeme::{
     Input, PResult, State, at, at_keyword, comma_list, commas_after, cut, equals, expect, fail,
@@ -22,6 +22,20 @@ use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
 const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
+/// The words that start a statement or an item, for "did you mean".
+const KEYWORDS: [&str; 11] = [
+    "kernel",
+    "const",
+    "contract",
+    "for",
+    "if",
+    "sync",
+    "async_commit",
+    "async_wait",
+    "mma_commit",
+    "mma_wait",
+    "else",
+];
 const FOR_HELP: &str = "a loop header reads `for (k = 0; k < N; k += 1)`";
 
 /// `{ statements }`; an unclosed block is reported and ends at the input's
@@ -257,13 +271,17 @@ fn not_a_statement(input: Input) -> Diagnostic {
             .with_label("only allowed at the top of a file")
             .with_help(format!("move the `{word}` out of the enclosing block"));
         }
+        let help = match suggest(word, &KEYWORDS) {
+            Some(keyword) => format!("did you mean `{keyword}`?"),
+            None => STATEMENT_HELP.to_string(),
+        };
         return Diagnostic::error(
             codes::UNEXPECTED,
             format!("expected a statement, found `{word}`"),
             word_span,
         )
         .with_label("not a statement")
-        .with_help(STATEMENT_HELP);
+        .with_help(help);
     }
     match text.chars().next() {
         Some(closer @ (')' | ']' | '}')) => {

@@ -41,15 +41,26 @@ pub fn run(args: &BuildArgs) -> Result<bool, String> {
     );
     let reports = compile_all(args, &destinations, ptxas.as_deref(), jobs);
     let color = args.color.choice();
-    let mut all_ok = true;
+    let mut failed = 0;
     for report in &reports {
-        all_ok &= report.succeeded();
+        failed += usize::from(!report.succeeded());
         match args.message_format {
             MessageFormat::Human => messages::print_human(report, color),
             MessageFormat::Json => messages::print_json(report),
         }
     }
-    Ok(all_ok)
+    // A failed run closes with one line that counts the failures, after
+    // each file's own messages (the JSON stream has one `result` per file).
+    if args.message_format == MessageFormat::Human && failed > 0 {
+        eprintln!("{}", summary(reports.len(), failed));
+    }
+    Ok(failed == 0)
+}
+
+/// The closing line of a failed run: `ptxgen: 2 of 12 files failed`.
+fn summary(files: usize, failed: usize) -> String {
+    let noun = if files == 1 { "file" } else { "files" };
+    format!("ptxgen: {failed} of {files} {noun} failed")
 }
 
 /// Compiles the inputs on `jobs` threads; the reports come back in input

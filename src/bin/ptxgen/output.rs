@@ -87,10 +87,18 @@ fn destinations(args: &BuildArgs) -> Result<(Vec<Destination>, Option<PathBuf>),
         return Ok((vec![Destination::Stdout], None));
     }
     let text = output.to_string_lossy();
-    let directory = args.files.len() > 1
-        || output.is_dir()
-        || text.ends_with('/')
-        || text.ends_with(std::path::MAIN_SEPARATOR);
+    let named_directory =
+        output.is_dir() || text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR);
+    // Several inputs need a folder; one that does not exist yet and is named
+    // like an output file (`-o x.ptx`) is more likely a slip than a folder.
+    if args.files.len() > 1 && !named_directory && output.extension().is_some_and(|e| e == ext) {
+        return Err(format!(
+            "`-o {text}` names one .{ext} file, but {} inputs were given: give a folder \
+             (`-o out/`) or one input",
+            args.files.len()
+        ));
+    }
+    let directory = args.files.len() > 1 || named_directory;
     if !directory {
         return Ok((vec![Destination::File(output.clone())], None));
     }
