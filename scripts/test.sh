@@ -7,19 +7,32 @@
 # The PTX validation tests need NVIDIA's ptxas and nvdisasm: this script
 # installs them into a cache folder when missing (scripts/nvidia-tools.sh) and
 # sets GRAPHENE_REQUIRE_PTXAS=1, so that those tests fail rather than skip.
+# Where they cannot be had (no pip, no registry, PTXAS unset), the other
+# tests still run and the PTX checks skip with a counted reason; under CI
+# (CI set) a missing tool stops the run instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck source=scripts/nvidia-tools.sh
-source scripts/nvidia-tools.sh
-export GRAPHENE_REQUIRE_PTXAS=1
+if source scripts/nvidia-tools.sh; then
+    export GRAPHENE_REQUIRE_PTXAS=1
+elif [ -n "${CI:-}" ]; then
+    echo "scripts/test.sh: CI needs ptxas and nvdisasm (see the lines above)" >&2
+    exit 1
+else
+    # Without pip or a registry, and without PTXAS/NVDISASM pointing at
+    # installed tools, everything else still runs: the PTX checks skip, and
+    # the count of skips by reason at the end says how many.
+    echo "scripts/test.sh: no ptxas/nvdisasm (set PTXAS and NVDISASM to installed tools, or allow" >&2
+    echo "  'python3 -m pip' to fetch them): the PTX validation tests will skip, counted at the end" >&2
+fi
 # Property tests draw from a fixed seed here, so that this command passes or
 # fails the same way every time; `cargo test` alone draws a fresh seed per run
 # (explore with PROPTEST_RNG_SEED=<n> PROPTEST_CASES=<n>). A failure found that
 # way is kept in the test's `.proptest-regressions` file and replayed first.
 export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261121}
-echo "ptxas: $PTXAS"
-echo "nvdisasm: $NVDISASM"
+echo "ptxas: ${PTXAS:-none}"
+echo "nvdisasm: ${NVDISASM:-none}"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
