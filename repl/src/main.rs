@@ -20,7 +20,7 @@ use graphene_repl::reader::{ReplHelper, history_path};
 use graphene_repl::{Origin, Output, Session};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
-use rustyline::{Config, Editor};
+use rustyline::{CompletionType, Config, Editor};
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -209,7 +209,12 @@ fn terminal_size(stdout_is_terminal: bool) -> (Option<usize>, Option<usize>) {
 }
 
 fn interact(session: &mut Session) -> ExitCode {
-    let config = Config::builder().auto_add_history(false).build();
+    // Tab lists every completion at once (as a shell does) rather than
+    // cycling through them one press at a time.
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .build();
     let mut editor: Editor<ReplHelper, FileHistory> = match Editor::with_config(config) {
         Ok(editor) => editor,
         Err(error) => {
