@@ -22,7 +22,7 @@
 //! of them with a kernel (the rest, mostly truncations and token soups,
 //! declare none and write no PTX); they give 2,380 lowerings that write PTX
 //! and 900 refused with a diagnostic, and 834 distinct entries, which ptxas
-//! assembles in about 2.5 CPU-minutes (a GEMM's entry takes a third of a
+//! assembles in about a minute on 2 cores (a GEMM's entry takes a third of a
 //! second, a small kernel's 25 ms). Inputs are checked, lowered and
 //! assembled on every core (`std::thread::scope`).
 
