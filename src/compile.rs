@@ -6,7 +6,8 @@
 //!   the PTX module and its text with each kernel's launch facts, or the
 //!   checked IR as text.
 //! - [`check()`]: the stage-limited entry, parse and check only, for callers
-//!   that need the typed program but no PTX.
+//!   that need the typed program but no PTX; [`compile_checked`] finishes
+//!   what it began.
 //! - [`check_line`]: the REPL's entry, one line parsed and checked in an
 //!   incremental [`Session`].
 //!
@@ -164,7 +165,20 @@ fn provenance(name: &str, options: &Options, module: &crate::ptx::Module) -> Vec
 /// assert_eq!(compiled.kernels[0].dynamic_shared_bytes, 0);
 /// ```
 pub fn compile(name: &str, text: &str, options: &Options) -> Result<Compiled, Vec<Diagnostic>> {
-    let Checked { program, warnings } = check(name, text, options)?;
+    let checked = check(name, text, options)?;
+    compile_checked(name, text, checked, options)
+}
+
+/// [`compile`] from what [`check()`] made of `text` with the same
+/// `options.defines`: for callers that check many files and lower the ones
+/// that pass (the fuzz tests), so that no file is parsed and checked twice.
+pub fn compile_checked(
+    name: &str,
+    text: &str,
+    checked: Checked,
+    options: &Options,
+) -> Result<Compiled, Vec<Diagnostic>> {
+    let Checked { program, warnings } = checked;
     let (module, output, kernels) = match options.emit {
         Emit::Ir => {
             let kernels = program
