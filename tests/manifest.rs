@@ -4,16 +4,19 @@
 //! `launch::LaunchPlan` computes for `ptxgen run`. The expressions are
 //! evaluated twice — here, by a small evaluator of the documented syntax,
 //! and by the benchmark harness's reader (`benches/harness.py`) when python3
-//! is installed.
+//! is installed. Every manifest also validates against its JSON Schema,
+//! `docs/manifest.schema.json`, and states the work `ptxgen bench` counts.
 
+#[path = "support/schema.rs"]
+mod schema;
 mod support;
 
 use std::path::Path;
 use std::process::Command;
 
 use graphene::compile::{self, Options};
-use graphene::launch::LaunchPlan;
-use serde_json::Value;
+use graphene::launch::{LaunchPlan, Work};
+use serde_json::{Value, json};
 
 /// Dims that satisfy every example's requirements (multiples of 256).
 const DIM_VALUE: i64 = 512;
@@ -190,4 +193,134 @@ fn the_harness_reads_the_manifest_as_the_plan_does() {
         String::from_utf8_lossy(&output.stdout).trim(),
         format!("{} {}", 32 * 8, 4096 * 1024)
     );
+}
+
+fn manifest_schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/manifest.schema.json");
+    let text = std::fs::read_to_string(&path).expect("docs/manifest.schema.json");
+    serde_json::from_str(&text).expect("the schema is JSON")
+}
+
+#[test]
+fn the_schema_is_draft_2020_12_within_the_validated_subset() {
+    let schema = manifest_schema();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema::unknown_keywords(&schema), Vec::<String>::new());
+}
+
+#[test]
+fn every_example_manifest_validates_against_the_schema() {
+    let schema = manifest_schema();
+    for example in examples() {
+        let errors = schema::validate(&schema, &manifest_of(&example));
+        assert!(errors.is_empty(), "{example}:\n{}", errors.join("\n"));
+    }
+}
+
+/// A change that makes a manifest break the schema.
+type Breaks = fn(&mut Value);
+
+#[test]
+fn the_schema_refuses_manifests_that_break_it() {
+    let schema = manifest_schema();
+    let good = manifest_of("examples/vector_copy.gph");
+    assert!(schema::validate(&schema, &good).is_empty());
+    let broken: [(&str, Breaks); 7] = [
+        ("`kernels` is required", |m| {
+            m.as_object_mut().unwrap().remove("kernels");
+        }),
+        ("is not one of [1]", |m| m["manifest"] = json!(2)),
+        ("is not one of", |m| {
+            m["kernels"][0]["params"][0]["role"] = json!("scratch")
+        }),
+        ("`extra` is not an allowed property", |m| {
+            m["kernels"][0]["extra"] = json!(1)
+        }),
+        ("is string, not integer", |m| {
+            m["kernels"][0]["dynamic_shared_bytes"] = json!("0")
+        }),
+        ("is integer, not string", |m| {
+            m["kernels"][0]["grid"][0] = json!(4)
+        }),
+        ("`value` is required", |m| {
+            m["kernels"][0]["work"]
+                .as_object_mut()
+                .unwrap()
+                .remove("value");
+        }),
+    ];
+    for (expected, breaks) in broken {
+        let mut manifest = good.clone();
+        breaks(&mut manifest);
+        let errors = schema::validate(&schema, &manifest);
+        assert!(
+            errors.iter().any(|error| error.contains(expected)),
+            "expected `{expected}` among {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn every_example_manifest_states_the_work_bench_counts() {
+    for example in examples() {
+        let manifest = manifest_of(&example);
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&example)).unwrap();
+        let compiled = compile::compile(&example, &text, &Options::default()).expect("compiles");
+        for (i, kernel) in compiled.program.kernels.iter().enumerate() {
+            let work = &manifest["kernels"][i]["work"];
+            let dims = vec![DIM_VALUE; kernel.dims.len()];
+            let plan = LaunchPlan::new(
+                kernel,
+                &dims,
+                compiled.kernels[i].dynamic_shared_bytes,
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{example} {}: {e}", kernel.name));
+            let value_of = |_: &str| DIM_VALUE;
+            let at = |field: &str| evaluate(work[field].as_str().unwrap(), &value_of);
+            match plan.work {
+                Work::MatMul(shape) => {
+                    assert_eq!(work["kind"], "flops", "{example} {}", kernel.name);
+                    assert_eq!(at("value") as u128, shape.flops(), "{example}");
+                    assert_eq!(
+                        [at("m"), at("n"), at("k")],
+                        [shape.m, shape.n, shape.k].map(|x| x as i64),
+                        "{example} {}",
+                        kernel.name
+                    );
+                }
+                Work::Bytes(bytes) => {
+                    assert_eq!(work["kind"], "bytes", "{example} {}", kernel.name);
+                    assert_eq!(at("value") as u128, bytes, "{example} {}", kernel.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_example_manifest_states_alignment_and_limits() {
+    for example in examples() {
+        let manifest = manifest_of(&example);
+        for kernel in manifest["kernels"].as_array().unwrap() {
+            let limits = &kernel["limits"];
+            assert_eq!(limits["grid"], json!([i32::MAX, 65535, 65535]), "{example}");
+            assert_eq!(limits["block_threads"], 1024);
+            assert_eq!(limits["default_dynamic_shared_bytes"], 48 * 1024);
+            for param in kernel["params"].as_array().unwrap() {
+                match param["type"].as_str() {
+                    Some("u64") => assert_eq!(param["align_bytes"], 16, "{example}"),
+                    _ => assert_eq!(
+                        (&param["min"], &param["max"]),
+                        (&json!(1), &json!(u32::MAX)),
+                        "{example}"
+                    ),
+                }
+            }
+        }
+    }
 }

@@ -427,3 +427,65 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
         assert!(stderr(&run).contains("--features cuda"), "{}", stderr(&run));
     }
 }
+
+#[test]
+fn manifests_go_where_ptx_would_with_the_json_extension() {
+    let out = tempfile::tempdir().unwrap();
+    let output = ptxgen(&[
+        "examples/vector_copy.gph",
+        "examples/gemm_f16_sm90.gph",
+        "--emit",
+        "manifest",
+        "-o",
+        &path_arg(out.path()),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (stem, kernel, target) in [
+        ("vector_copy", "vector_copy", "sm_70"),
+        ("gemm_f16_sm90", "gemm_f16_sm90", "sm_90a"),
+    ] {
+        let path = out.path().join(format!("{stem}.json"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no {path:?}"));
+        let manifest: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(manifest["manifest"], 1);
+        assert_eq!(manifest["target"], target, "{stem}");
+        assert_eq!(manifest["kernels"][0]["name"], kernel);
+        assert!(!out.path().join(format!("{stem}.ptx")).exists());
+    }
+}
+
+#[test]
+fn a_manifest_follows_arch_and_defines_and_goes_to_standard_output() {
+    let output = ptxgen(&[
+        "examples/warp_row_sum.gph",
+        "--emit",
+        "manifest",
+        "--define",
+        "ROWS=512",
+        "--arch",
+        "sm_90",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let manifest: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(manifest["target"], "sm_90");
+    assert_eq!(manifest["source"], "examples/warp_row_sum.gph");
+    let kernel = &manifest["kernels"][0];
+    assert_eq!(kernel["params"][0]["name"], "%X");
+    assert_eq!(kernel["params"][0]["elements"], "65536", "{kernel}");
+}
+
+#[test]
+fn a_file_that_fails_writes_no_manifest() {
+    let out = tempfile::tempdir().unwrap();
+    let bad = "tests/golden/lower_diagnostics/ldmatrix_column_major.gph";
+    let output = ptxgen(&[bad, "--emit", "manifest", "-o", &path_arg(out.path())]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("error[E0300]"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!out.path().join("ldmatrix_column_major.json").exists());
+}

@@ -46,7 +46,8 @@ fn in_context(plan: &LaunchPlan, step: &str) -> impl Fn(RuntimeError) -> RunErro
             RuntimeError::Launch { .. }
             | RuntimeError::Config { .. }
             | RuntimeError::Arguments { .. }
-            | RuntimeError::KernelNotFound { .. } => true,
+            | RuntimeError::KernelNotFound { .. }
+            | RuntimeError::Manifest(_) => true,
             RuntimeError::NoDriver { .. }
             | RuntimeError::NoDevice { .. }
             | RuntimeError::Driver { .. }

@@ -1,7 +1,12 @@
 //! Launch stage: the launch manifest — what a program of one's own needs to
 //! launch the PTX `ptxgen` wrote, as JSON: per kernel the parameters in ABI
 //! order with their types and roles, the grid and block as expressions of
-//! the dims, the dynamic shared memory and the run-time requirements.
+//! the dims, the dynamic shared memory, the run-time requirements
+//! (divisibility, positivity, pointer alignment, CUDA's launch limits) and
+//! the work one launch does, as `ptxgen bench` counts it for its rates.
+//!
+//! Its JSON Schema is `docs/manifest.schema.json`. Fields are only ever
+//! added to version 1; a reader ignores the ones it does not know.
 //!
 //! The expressions are written in the IR's integer syntax (`M/128*(N/256)`):
 //! integers, dim names, `+ - * / %` with `/` the floor division of
@@ -10,13 +15,26 @@
 
 use serde_json::{Value, json};
 
-use super::plan::{Role, Source, roles};
-use crate::expr::Expr;
+use super::plan::{MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, Role, Source, roles};
+use crate::expr::{Expr, Var};
 use crate::ir::print::{Names, expr_text};
-use crate::ir::{BufferKind, GroupType, Kernel, Program, Requirement};
+use crate::ir::{BufferKind, GroupType, Kernel, Memory, Program, Requirement, SpecKind, View};
 
 /// Version of the manifest's format; a reader refuses another.
 pub const MANIFEST_VERSION: u32 = 1;
+
+/// The alignment, in bytes, the lowering assumes of every global tensor's
+/// address (docs/lowering.md, "Alignment of global tensors"): 16-byte
+/// vector loads and stores are chosen on that assumption.
+pub const PARAM_ALIGN_BYTES: u32 = 16;
+
+/// Most blocks in a grid's y and z extents (the manifest's grids are
+/// one-dimensional; the limit is stated for a reader's checks).
+pub const MAX_GRID_YZ: i64 = 65535;
+
+/// Dynamic shared memory a kernel may use before its limit must be raised
+/// through `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+pub const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
 
 /// The manifest of `program`, whose kernels were lowered into a module for
 /// `target` (`sm_90a`) with `dynamic_shared_bytes[i]` for kernel `i`;
@@ -77,13 +95,20 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
                 "points_to": buffer.ty.scalar.name(),
                 "elements": text(&buffer.elements),
                 "element_bytes": buffer.ty.scalar.bytes(),
+                "align_bytes": PARAM_ALIGN_BYTES,
                 "role": role_name(role),
             })),
             BufferKind::Shared | BufferKind::Registers | BufferKind::Temporary => {}
         }
     }
     for dim in &kernel.dims {
-        params.push(json!({ "name": dim.name, "type": "u32", "dim": true }));
+        params.push(json!({
+            "name": dim.name,
+            "type": "u32",
+            "dim": true,
+            "min": 1,
+            "max": u32::MAX,
+        }));
     }
     let requirements: Vec<Value> = kernel
         .requirements
@@ -114,9 +139,119 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
         "block": [text(&group_size(&kernel.block)), "1", "1"],
         "dynamic_shared_bytes": dynamic_shared_bytes,
         "requirements": requirements,
+        "limits": {
+            "grid": [MAX_GRID_BLOCKS, MAX_GRID_YZ, MAX_GRID_YZ],
+            "block_threads": MAX_BLOCK_THREADS,
+            "default_dynamic_shared_bytes": DEFAULT_DYNAMIC_SHARED_BYTES,
+        },
+        "work": work_entry(kernel, &text),
         "min_blocks_per_sm": kernel.occupancy.min_blocks_per_sm,
         "max_registers": kernel.occupancy.max_registers,
     })
+}
+
+/// Whether `expr` depends on the dims alone (no thread, block or loop
+/// variable): a value the host can compute before the launch.
+fn dims_only(expr: &Expr) -> bool {
+    expr.vars().iter().all(|var| matches!(var, Var::Dim(_)))
+}
+
+/// Whether `view` is one whole tensor once the dims are bound: its base,
+/// extents and strides depend on nothing else.
+fn is_whole(view: &View) -> bool {
+    dims_only(&view.base)
+        && view.ty.levels.iter().all(|level| {
+            level.shape.leaves().into_iter().all(dims_only)
+                && level.stride.leaves().into_iter().all(dims_only)
+        })
+}
+
+fn product<'a>(extents: impl IntoIterator<Item = &'a Expr>) -> Expr {
+    extents.into_iter().fold(Expr::from(1), |size, extent| {
+        Expr::mul(size, extent.clone())
+    })
+}
+
+/// Elements of a view: the product of every extent.
+fn view_elements(view: &View) -> Expr {
+    product(view.ty.levels.iter().flat_map(|level| level.shape.leaves()))
+}
+
+/// A view read as a matrix (`reference::ResolvedView::matrix`): mode 0 of
+/// every level gives the rows, mode 1 the columns; `None` unless every
+/// level has two modes (or none at all).
+fn matrix(view: &View) -> Option<(Expr, Expr)> {
+    let levels: Vec<Vec<_>> = view
+        .ty
+        .levels
+        .iter()
+        .map(|level| level.shape.modes())
+        .collect();
+    let rank = levels.first().map_or(0, Vec::len);
+    if levels.iter().any(|modes| modes.len() != rank) {
+        return None;
+    }
+    match rank {
+        0 => Some((Expr::from(1), Expr::from(1))),
+        2 => Some((
+            product(levels.iter().flat_map(|modes| modes[0].leaves())),
+            product(levels.iter().flat_map(|modes| modes[1].leaves())),
+        )),
+        _ => None,
+    }
+}
+
+/// The work of one launch as `ptxgen bench` counts it (`launch::Work`),
+/// with the dims left symbolic: `2*m*n*k` FLOPs for a contract with one
+/// `MatMul` of whole tensors, else the bytes of the outermost spec's whole
+/// global operands, each read or written once.
+fn work_entry(kernel: &Kernel, text: &dyn Fn(&Expr) -> String) -> Value {
+    let steps: Vec<_> = match &kernel.contract {
+        Some(contract) => contract.steps.iter().collect(),
+        None => vec![&kernel.root],
+    };
+    let checkable = steps.iter().all(|step| {
+        !matches!(step.kind, SpecKind::Generic | SpecKind::Shfl { .. })
+            && step.inputs.iter().chain(&step.outputs).all(is_whole)
+    });
+    let matmuls: Vec<_> = steps
+        .iter()
+        .filter(|step| matches!(step.kind, SpecKind::MatMul { .. }))
+        .collect();
+    let shape = match (matmuls.as_slice(), checkable) {
+        ([step], true) => match step.inputs.as_slice() {
+            [a, b] => matrix(a).zip(matrix(b)),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(((m, k), (_, n))) = shape {
+        let flops = Expr::mul(
+            Expr::mul(Expr::mul(Expr::from(2), m.clone()), n.clone()),
+            k.clone(),
+        );
+        return json!({
+            "kind": "flops",
+            "value": text(&flops),
+            "m": text(&m),
+            "n": text(&n),
+            "k": text(&k),
+        });
+    }
+    let root = &kernel.root;
+    let bytes = root
+        .inputs
+        .iter()
+        .chain(&root.outputs)
+        .filter(|view| view.ty.memory == Memory::Global && is_whole(view))
+        .fold(Expr::from(0), |sum, view| {
+            let bytes = Expr::mul(
+                view_elements(view),
+                Expr::from(i64::from(view.ty.scalar.bytes())),
+            );
+            Expr::add(sum, bytes)
+        });
+    json!({ "kind": "bytes", "value": text(&bytes) })
 }
 
 #[cfg(test)]
@@ -154,9 +289,15 @@ mod tests {
         assert_eq!(kernel["params"][0]["role"], "input");
         assert_eq!(kernel["params"][1]["role"], "output");
         assert_eq!(kernel["params"][1]["elements"], "N");
+        assert_eq!(kernel["params"][0]["align_bytes"], PARAM_ALIGN_BYTES);
         assert_eq!(
             kernel["params"][2],
-            json!({ "name": "N", "type": "u32", "dim": true })
+            json!({ "name": "N", "type": "u32", "dim": true, "min": 1, "max": u32::MAX })
+        );
+        assert_eq!(kernel["limits"]["block_threads"], 1024);
+        assert_eq!(
+            kernel["work"],
+            json!({ "kind": "bytes", "value": "N*4 + N*4" })
         );
         assert_eq!(kernel["grid"][0], "N/256");
         assert_eq!(kernel["block"][0], "256");

@@ -92,6 +92,10 @@ pub enum RuntimeError {
     /// NUL byte.
     #[error("{0}")]
     Input(String),
+    /// A launch manifest that cannot be read, or a launch that breaks what
+    /// it states (a dim, a requirement, a buffer, a limit).
+    #[error(transparent)]
+    Manifest(#[from] super::manifest_launch::ManifestError),
 }
 
 impl From<crate::data::DataError> for RuntimeError {
@@ -112,7 +116,8 @@ impl RuntimeError {
             | RuntimeError::Arguments { .. }
             | RuntimeError::Config { .. }
             | RuntimeError::Launch { .. }
-            | RuntimeError::Input(_) => false,
+            | RuntimeError::Input(_)
+            | RuntimeError::Manifest(_) => false,
         }
     }
 

@@ -8,6 +8,11 @@
 //! run where no driver exists gets `RuntimeError::NoDriver` with a one-line
 //! reason from `probe` or `Gpu::new` (README, "Running kernels").
 //!
+//! A PTX file with the launch manifest `ptxgen --emit manifest` wrote for
+//! it loads with [`Gpu::load_with_manifest`], and launches on the caller's
+//! device memory with dims given by name, checked first
+//! ([`ManifestModule::launch`]; `examples/host/main.rs`).
+//!
 //! A run, end to end:
 //!
 //! ```no_run
@@ -35,6 +40,7 @@ mod driver;
 mod error;
 mod gpu;
 mod launch;
+mod manifest_launch;
 mod module;
 mod timing;
 
@@ -46,6 +52,10 @@ pub use gpu::{DeviceInfo, Gpu, probe};
 pub use launch::{
     DEFAULT_SHARED_LIMIT_BYTES, EntryParam, EntrySignature, KernelArg, LaunchConfig,
     entry_signatures,
+};
+pub use manifest_launch::{
+    DeviceSlice, MANIFEST_FORMAT, Manifest, ManifestError, ManifestKernel, ManifestLaunch,
+    ManifestModule, ManifestParam, ManifestRequirement, evaluate,
 };
 pub use module::{Kernel, KernelAttributes, Module};
 

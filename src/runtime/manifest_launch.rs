@@ -1,0 +1,1043 @@
+//! Runtime stage (feature `cuda`): PTX launched as its launch manifest
+//! (`ptxgen --emit manifest`, docs/running.md §7) says — on the caller's own
+//! device memory, with dims given by name.
+//!
+//! Before the driver is asked, every condition the manifest states is
+//! checked on the host: each dim given once and within its range, every
+//! requirement (`divisible`, `positive`), the grid and block within CUDA's
+//! limits, and each tensor's memory large enough for its element count and
+//! aligned as the lowering assumes. Errors name the kernel and the dim,
+//! parameter or requirement at fault. The grid, block and dynamic shared
+//! memory come from the manifest's expressions, evaluated here by
+//! [`evaluate`] (the syntax `launch::manifest` writes; `benches/harness.py`
+//! reads it the same way).
+//!
+//! ```no_run
+//! use graphene::runtime::{Gpu, ManifestModule};
+//!
+//! # fn main() -> Result<(), graphene::runtime::RuntimeError> {
+//! # let (ptx, json) = ("", "");
+//! let gpu = Gpu::new()?;
+//! let module: ManifestModule = gpu.load_with_manifest(ptx, json)?;
+//! let bytes = 8 * 256 * 4096 * 2;
+//! let (src, dst) = (gpu.alloc(bytes)?, gpu.alloc(bytes)?);
+//! module.launch(
+//!     "vector_copy",
+//!     &[("%src", (&src).into()), ("%dst", (&dst).into())],
+//!     &[("B", 4096)],
+//! )?;
+//! # Ok(())
+//! # }
+//! ```
+
+use serde_json::Value;
+
+use super::buffer::DeviceBuffer;
+use super::error::{Bytes, RuntimeError};
+use super::gpu::Gpu;
+use super::launch::{KernelArg, LaunchConfig};
+use super::module::Module;
+
+/// The manifest version this reader understands.
+pub const MANIFEST_FORMAT: u64 = 1;
+
+/// Why a manifest cannot be read, or a launch it describes cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// The text is not a version-1 manifest (the field at fault, and why).
+    #[error("launch manifest: {0}")]
+    Format(String),
+    /// The manifest has no kernel of that name.
+    #[error("the launch manifest has no kernel `{kernel}` (it has: {})", available.join(", "))]
+    UnknownKernel {
+        /// The name asked for.
+        kernel: String,
+        /// The kernels it has.
+        available: Vec<String>,
+    },
+    /// A dim is missing, unknown, given twice or out of its range.
+    #[error("kernel `{kernel}`: dim `{dim}`: {detail}")]
+    Dim {
+        /// The kernel.
+        kernel: String,
+        /// The dim's name.
+        dim: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A requirement of the manifest does not hold for the dims given.
+    #[error("kernel `{kernel}`: {detail} (required at {written_at})")]
+    Requirement {
+        /// The kernel.
+        kernel: String,
+        /// The condition with its values: `B = 3 is not a multiple of 2`.
+        detail: String,
+        /// `file:line:col` of the source that makes the requirement.
+        written_at: String,
+    },
+    /// A tensor parameter's memory is missing, unknown, too small or
+    /// misaligned.
+    #[error("kernel `{kernel}`: parameter `{param}`: {detail}")]
+    Buffer {
+        /// The kernel.
+        kernel: String,
+        /// `%name` of the parameter.
+        param: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The grid or block evaluates outside CUDA's limits, or an expression
+    /// cannot be evaluated.
+    #[error("kernel `{kernel}`: {detail}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// A version-1 launch manifest, as far as a launch needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// The `.gph` file the PTX was built from.
+    pub source: String,
+    /// The PTX target (`sm_80`, `sm_90a`).
+    pub target: String,
+    /// The kernels, in the module's order.
+    pub kernels: Vec<ManifestKernel>,
+}
+
+/// One kernel of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestKernel {
+    /// The `.entry` name.
+    pub name: String,
+    /// The parameters in ABI order.
+    pub params: Vec<ManifestParam>,
+    /// Blocks (x, y, z), as expressions of the dims.
+    pub grid: [String; 3],
+    /// Threads per block (x, y, z), as expressions of the dims.
+    pub block: [String; 3],
+    /// Dynamic shared memory per block, in bytes.
+    pub dynamic_shared_bytes: u32,
+    /// Conditions on the dims.
+    pub requirements: Vec<ManifestRequirement>,
+    /// Most blocks in x, y and z.
+    pub max_grid: [u64; 3],
+    /// Most threads in one block.
+    pub max_block_threads: u64,
+}
+
+/// One `.param` of a kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestParam {
+    /// A global tensor: a `u64` device address.
+    Tensor {
+        /// `%name`.
+        name: String,
+        /// Bytes per element.
+        element_bytes: u64,
+        /// Elements the memory must hold, an expression of the dims.
+        elements: String,
+        /// The address must be a multiple of this.
+        align_bytes: u64,
+        /// `input`, `inout`, `output` or `unused`.
+        role: String,
+    },
+    /// A symbolic dimension: a `u32` value.
+    Dim {
+        /// Its name.
+        name: String,
+        /// Smallest value.
+        min: u64,
+        /// Largest value.
+        max: u64,
+    },
+}
+
+/// A condition on the dims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestRequirement {
+    /// `value % divisor == 0`.
+    Divisible {
+        /// An expression.
+        value: String,
+        /// An expression.
+        divisor: String,
+        /// Where the source makes it.
+        written_at: String,
+    },
+    /// `value ≥ 1`.
+    Positive {
+        /// An expression.
+        value: String,
+        /// Where the source makes it.
+        written_at: String,
+    },
+}
+
+/// Device memory handed to a kernel: an address and the bytes behind it.
+/// Any allocation will do (this runtime's [`DeviceBuffer`], or memory
+/// another library allocated in the same context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceSlice {
+    /// The device address of element 0.
+    pub address: u64,
+    /// Bytes usable from `address` on.
+    pub bytes: usize,
+}
+
+impl From<&DeviceBuffer<'_>> for DeviceSlice {
+    fn from(buffer: &DeviceBuffer<'_>) -> DeviceSlice {
+        DeviceSlice {
+            address: buffer.address(),
+            bytes: buffer.len_bytes(),
+        }
+    }
+}
+
+/// A launch checked against the manifest: configuration and arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestLaunch {
+    /// Grid, block and dynamic shared memory.
+    pub config: LaunchConfig,
+    /// The arguments in ABI order.
+    pub args: Vec<KernelArg>,
+}
+
+// --- reading the JSON --------------------------------------------------------
+
+fn format_error(at: &str, what: &str) -> ManifestError {
+    ManifestError::Format(format!("`{at}` {what}"))
+}
+
+fn get<'v>(object: &'v Value, key: &str, at: &str) -> Result<&'v Value, ManifestError> {
+    object
+        .get(key)
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "is missing"))
+}
+
+fn string(object: &Value, key: &str, at: &str) -> Result<String, ManifestError> {
+    get(object, key, at)?
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "is not a string"))
+}
+
+fn unsigned(object: &Value, key: &str, at: &str) -> Result<u64, ManifestError> {
+    get(object, key, at)?
+        .as_u64()
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "is not a non-negative integer"))
+}
+
+fn array<'v>(object: &'v Value, key: &str, at: &str) -> Result<&'v Vec<Value>, ManifestError> {
+    get(object, key, at)?
+        .as_array()
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "is not an array"))
+}
+
+fn triple(object: &Value, key: &str, at: &str) -> Result<[String; 3], ManifestError> {
+    let values = array(object, key, at)?;
+    let texts: Vec<String> = values
+        .iter()
+        .map(|value| value.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "holds a non-string"))?;
+    texts
+        .try_into()
+        .map_err(|_| format_error(&format!("{at}.{key}"), "does not have 3 entries"))
+}
+
+fn param(value: &Value, at: &str) -> Result<ManifestParam, ManifestError> {
+    let name = string(value, "name", at)?;
+    if value.get("dim").and_then(Value::as_bool) == Some(true) {
+        // `min` and `max` came with the limits; older manifests imply them.
+        let bound = |key: &str, default: u64| match value.get(key) {
+            Some(_) => unsigned(value, key, at),
+            None => Ok(default),
+        };
+        return Ok(ManifestParam::Dim {
+            name,
+            min: bound("min", 1)?,
+            max: bound("max", u64::from(u32::MAX))?,
+        });
+    }
+    Ok(ManifestParam::Tensor {
+        name,
+        element_bytes: unsigned(value, "element_bytes", at)?,
+        elements: string(value, "elements", at)?,
+        align_bytes: match value.get("align_bytes") {
+            Some(_) => unsigned(value, "align_bytes", at)?,
+            None => 16,
+        },
+        role: string(value, "role", at)?,
+    })
+}
+
+fn requirement(value: &Value, at: &str) -> Result<ManifestRequirement, ManifestError> {
+    let written_at = string(value, "written_at", at)?;
+    let expression = string(value, "value", at)?;
+    match string(value, "kind", at)?.as_str() {
+        "divisible" => Ok(ManifestRequirement::Divisible {
+            value: expression,
+            divisor: string(value, "divisor", at)?,
+            written_at,
+        }),
+        "positive" => Ok(ManifestRequirement::Positive {
+            value: expression,
+            written_at,
+        }),
+        other => Err(format_error(
+            &format!("{at}.kind"),
+            &format!("is `{other}`, not `divisible` or `positive`"),
+        )),
+    }
+}
+
+fn kernel(value: &Value, at: &str) -> Result<ManifestKernel, ManifestError> {
+    let params = array(value, "params", at)?
+        .iter()
+        .enumerate()
+        .map(|(i, p)| param(p, &format!("{at}.params[{i}]")))
+        .collect::<Result<_, _>>()?;
+    let requirements = array(value, "requirements", at)?
+        .iter()
+        .enumerate()
+        .map(|(i, r)| requirement(r, &format!("{at}.requirements[{i}]")))
+        .collect::<Result<_, _>>()?;
+    let shared = unsigned(value, "dynamic_shared_bytes", at)?;
+    let dynamic_shared_bytes = u32::try_from(shared)
+        .map_err(|_| format_error(&format!("{at}.dynamic_shared_bytes"), "is above 2^32 - 1"))?;
+    // CUDA's limits, when an older manifest leaves them out.
+    let (mut max_grid, mut max_block_threads) = ([i32::MAX as u64, 65535, 65535], 1024);
+    if let Some(limits) = value.get("limits") {
+        let at = format!("{at}.limits");
+        let grid = array(limits, "grid", &at)?;
+        for (limit, entry) in max_grid.iter_mut().zip(grid) {
+            *limit = entry
+                .as_u64()
+                .ok_or_else(|| format_error(&format!("{at}.grid"), "holds a non-integer"))?;
+        }
+        max_block_threads = unsigned(limits, "block_threads", &at)?;
+    }
+    Ok(ManifestKernel {
+        name: string(value, "name", at)?,
+        params,
+        grid: triple(value, "grid", at)?,
+        block: triple(value, "block", at)?,
+        dynamic_shared_bytes,
+        requirements,
+        max_grid,
+        max_block_threads,
+    })
+}
+
+impl Manifest {
+    /// Reads the JSON text of a version-1 manifest; an error names the field
+    /// that is missing or malformed. Fields it does not use are ignored.
+    pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|error| ManifestError::Format(format!("not JSON: {error}")))?;
+        let version = get(&value, "manifest", "manifest")?;
+        if version.as_u64() != Some(MANIFEST_FORMAT) {
+            return Err(ManifestError::Format(format!(
+                "version {version}; this reader knows version {MANIFEST_FORMAT}"
+            )));
+        }
+        let kernels = array(&value, "kernels", "manifest")?
+            .iter()
+            .enumerate()
+            .map(|(i, k)| kernel(k, &format!("kernels[{i}]")))
+            .collect::<Result<_, _>>()?;
+        Ok(Manifest {
+            source: string(&value, "source", "manifest")?,
+            target: string(&value, "target", "manifest")?,
+            kernels,
+        })
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Result<&ManifestKernel, ManifestError> {
+        self.kernels
+            .iter()
+            .find(|kernel| kernel.name == name)
+            .ok_or_else(|| ManifestError::UnknownKernel {
+                kernel: name.to_owned(),
+                available: self.kernels.iter().map(|k| k.name.clone()).collect(),
+            })
+    }
+}
+
+// --- expressions -------------------------------------------------------------
+
+/// Binding strength of a binary operator (C's order; higher binds tighter).
+fn strength(op: &str) -> Option<u8> {
+    match op {
+        "^" => Some(1),
+        "&" => Some(2),
+        "<<" | ">>" => Some(3),
+        "+" | "-" => Some(4),
+        "*" | "/" | "%" => Some(5),
+        _ => None,
+    }
+}
+
+fn tokens(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let mut word = String::new();
+            while let Some(&c) = chars
+                .peek()
+                .filter(|c| c.is_ascii_alphanumeric() || **c == '_')
+            {
+                word.push(c);
+                chars.next();
+            }
+            out.push(word);
+        } else if c == '<' || c == '>' {
+            chars.next();
+            if chars.next() != Some(c) {
+                return Err(format!("`{c}` alone is not an operator"));
+            }
+            out.push(format!("{c}{c}"));
+        } else if "+-*/%&^()".contains(c) {
+            out.push(c.to_string());
+            chars.next();
+        } else {
+            return Err(format!("unexpected `{c}`"));
+        }
+    }
+    Ok(out)
+}
+
+struct Reader<'a> {
+    tokens: Vec<String>,
+    at: usize,
+    value_of: &'a dyn Fn(&str) -> Option<i64>,
+}
+
+impl Reader<'_> {
+    fn binary(&mut self, least: u8) -> Result<i64, String> {
+        let mut value = self.operand()?;
+        while let Some(op) = self.tokens.get(self.at).cloned() {
+            let Some(own) = strength(&op).filter(|&own| own >= least) else {
+                break;
+            };
+            self.at += 1;
+            let rhs = self.binary(own + 1)?;
+            value = apply(&op, value, rhs)?;
+        }
+        Ok(value)
+    }
+
+    fn operand(&mut self) -> Result<i64, String> {
+        let token = self
+            .tokens
+            .get(self.at)
+            .cloned()
+            .ok_or("the expression ends early")?;
+        self.at += 1;
+        match token.as_str() {
+            "(" => {
+                let value = self.binary(0)?;
+                if self.tokens.get(self.at).map(String::as_str) != Some(")") {
+                    return Err("a `(` is not closed".into());
+                }
+                self.at += 1;
+                Ok(value)
+            }
+            "-" => self
+                .operand()?
+                .checked_neg()
+                .ok_or_else(|| "overflow".to_string()),
+            _ if token.starts_with(|c: char| c.is_ascii_digit()) => token
+                .parse()
+                .map_err(|_| format!("`{token}` is not a 64-bit integer")),
+            _ if token.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
+                (self.value_of)(&token).ok_or_else(|| format!("`{token}` has no value"))
+            }
+            _ => Err(format!("`{token}` where a value belongs")),
+        }
+    }
+}
+
+fn apply(op: &str, a: i64, b: i64) -> Result<i64, String> {
+    let overflow = || format!("overflow in {a} {op} {b}");
+    let divisor = || {
+        if b == 0 {
+            Err(format!("division by zero in {a} {op} {b}"))
+        } else {
+            Ok(b)
+        }
+    };
+    let shift = || {
+        u32::try_from(b)
+            .ok()
+            .filter(|&s| s < 64)
+            .ok_or_else(overflow)
+    };
+    match op {
+        "+" => a.checked_add(b).ok_or_else(overflow),
+        "-" => a.checked_sub(b).ok_or_else(overflow),
+        "*" => a.checked_mul(b).ok_or_else(overflow),
+        "/" => a.checked_div_euclid(divisor()?).ok_or_else(overflow),
+        "%" => a.checked_rem_euclid(divisor()?).ok_or_else(overflow),
+        "&" => Ok(a & b),
+        "^" => Ok(a ^ b),
+        "<<" => a
+            .checked_shl(shift()?)
+            .filter(|v| v >> b == a)
+            .ok_or_else(overflow),
+        _ => Ok(a >> shift()?),
+    }
+}
+
+/// The value of a manifest expression (`(M/128)*(N/256)`), with names given
+/// their values by `value_of`: integers, names, `+ - * / % & ^ << >>` with
+/// C's precedence, parentheses, unary minus; `/` and `%` the floor division
+/// and remainder. An error says why: an unknown name, a division by zero,
+/// an overflow of 64 bits, text that is not an expression.
+pub fn evaluate(text: &str, value_of: &dyn Fn(&str) -> Option<i64>) -> Result<i64, String> {
+    let describe = |why: String| format!("`{text}`: {why}");
+    let mut reader = Reader {
+        tokens: tokens(text).map_err(describe)?,
+        at: 0,
+        value_of,
+    };
+    let value = reader.binary(0).map_err(describe)?;
+    match reader.tokens.get(reader.at) {
+        None => Ok(value),
+        Some(extra) => Err(describe(format!("unexpected `{extra}`"))),
+    }
+}
+
+// --- checking a launch -------------------------------------------------------
+
+/// `%name` and `name` both name the parameter `%name`.
+fn same_param(given: &str, param: &str) -> bool {
+    given == param || param.strip_prefix('%') == Some(given)
+}
+
+impl ManifestKernel {
+    /// The dims' names, in ABI order.
+    pub fn dims(&self) -> Vec<&str> {
+        self.params
+            .iter()
+            .filter_map(|param| match param {
+                ManifestParam::Dim { name, .. } => Some(name.as_str()),
+                ManifestParam::Tensor { .. } => None,
+            })
+            .collect()
+    }
+
+    fn dim_error(&self, dim: &str, detail: String) -> ManifestError {
+        ManifestError::Dim {
+            kernel: self.name.clone(),
+            dim: dim.to_owned(),
+            detail,
+        }
+    }
+
+    fn buffer_error(&self, param: &str, detail: String) -> ManifestError {
+        ManifestError::Buffer {
+            kernel: self.name.clone(),
+            param: param.to_owned(),
+            detail,
+        }
+    }
+
+    fn launch_error(&self, detail: String) -> ManifestError {
+        ManifestError::Launch {
+            kernel: self.name.clone(),
+            detail,
+        }
+    }
+
+    /// Checks a launch on `buffers` (each tensor parameter's name, with or
+    /// without its `%`, and its memory) with `dims` (each dim's name and
+    /// value) against everything the manifest states, and computes its
+    /// configuration and arguments. No driver is involved.
+    pub fn prepare(
+        &self,
+        buffers: &[(&str, DeviceSlice)],
+        dims: &[(&str, u64)],
+    ) -> Result<ManifestLaunch, ManifestError> {
+        let names = self.dims();
+        let list = if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        };
+        for (i, (dim, _)) in dims.iter().enumerate() {
+            if !names.contains(dim) {
+                return Err(
+                    self.dim_error(dim, format!("not a dim of the kernel (its dims: {list})"))
+                );
+            }
+            if dims[..i].iter().any(|(earlier, _)| earlier == dim) {
+                return Err(self.dim_error(dim, "given twice".into()));
+            }
+        }
+        for (name, _) in buffers {
+            let known = self.params.iter().any(|param| match param {
+                ManifestParam::Tensor { name: param, .. } => same_param(name, param),
+                ManifestParam::Dim { .. } => false,
+            });
+            if !known {
+                return Err(self.buffer_error(name, "not a tensor parameter of the kernel".into()));
+            }
+        }
+        let mut values: Vec<(&str, i64)> = Vec::new();
+        for param in &self.params {
+            let ManifestParam::Dim { name, min, max } = param else {
+                continue;
+            };
+            let Some(&(_, value)) = dims.iter().find(|(dim, _)| dim == name) else {
+                return Err(
+                    self.dim_error(name, format!("no value given (the kernel's dims: {list})"))
+                );
+            };
+            if value < *min || value > *max {
+                return Err(
+                    self.dim_error(name, format!("{name} = {value} is outside {min}..={max}"))
+                );
+            }
+            let value = i64::try_from(value)
+                .map_err(|_| self.dim_error(name, format!("{value} is too large")))?;
+            values.push((name, value));
+        }
+        let value_of = |name: &str| {
+            values
+                .iter()
+                .find(|(dim, _)| *dim == name)
+                .map(|&(_, value)| value)
+        };
+        let eval = |text: &str, what: &str| {
+            evaluate(text, &value_of).map_err(|why| self.launch_error(format!("{what} {why}")))
+        };
+        for requirement in &self.requirements {
+            let (detail, written_at) = match requirement {
+                ManifestRequirement::Divisible {
+                    value,
+                    divisor,
+                    written_at,
+                } => {
+                    let v = eval(value, "requirement")?;
+                    let d = eval(divisor, "requirement")?;
+                    if d != 0 && v % d == 0 {
+                        continue;
+                    }
+                    (
+                        format!("{value} = {v} is not a multiple of {divisor} = {d}"),
+                        written_at,
+                    )
+                }
+                ManifestRequirement::Positive { value, written_at } => {
+                    let v = eval(value, "requirement")?;
+                    if v >= 1 {
+                        continue;
+                    }
+                    (format!("{value} = {v} is not at least 1"), written_at)
+                }
+            };
+            return Err(ManifestError::Requirement {
+                kernel: self.name.clone(),
+                detail,
+                written_at: written_at.clone(),
+            });
+        }
+        let mut grid = [1u32; 3];
+        let mut block = [1u32; 3];
+        for axis in 0..3 {
+            let blocks = eval(&self.grid[axis], "grid")?;
+            let limit = self.max_grid[axis];
+            grid[axis] = u32::try_from(blocks)
+                .ok()
+                .filter(|&b| b >= 1 && u64::from(b) <= limit)
+                .ok_or_else(|| {
+                    self.launch_error(format!(
+                        "grid extent {} = `{}` = {blocks}; CUDA allows 1 to {limit}",
+                        AXES[axis], self.grid[axis]
+                    ))
+                })?;
+            let threads = eval(&self.block[axis], "block")?;
+            block[axis] = u32::try_from(threads)
+                .ok()
+                .filter(|&t| t >= 1)
+                .ok_or_else(|| {
+                    self.launch_error(format!(
+                        "block extent {} = `{}` = {threads}; it must be at least 1",
+                        AXES[axis], self.block[axis]
+                    ))
+                })?;
+        }
+        let threads: u64 = block.iter().map(|&t| u64::from(t)).product();
+        if threads > self.max_block_threads {
+            return Err(self.launch_error(format!(
+                "a block of {threads} threads; CUDA allows {}",
+                self.max_block_threads
+            )));
+        }
+        let mut args = Vec::with_capacity(self.params.len());
+        for param in &self.params {
+            match param {
+                ManifestParam::Dim { name, .. } => {
+                    let value = value_of(name).unwrap_or(0);
+                    args.push(KernelArg::U32(u32::try_from(value).unwrap_or(u32::MAX)));
+                }
+                ManifestParam::Tensor {
+                    name,
+                    element_bytes,
+                    elements,
+                    align_bytes,
+                    ..
+                } => {
+                    let Some(&(_, slice)) =
+                        buffers.iter().find(|(given, _)| same_param(given, name))
+                    else {
+                        return Err(self.buffer_error(name, "no device memory given".into()));
+                    };
+                    let count = eval(elements, &format!("the elements of `{name}`:"))?;
+                    let needed = u64::try_from(count)
+                        .ok()
+                        .and_then(|count| count.checked_mul(*element_bytes))
+                        .ok_or_else(|| {
+                            self.buffer_error(name, format!("`{elements}` = {count} elements"))
+                        })?;
+                    if (slice.bytes as u64) < needed {
+                        return Err(self.buffer_error(
+                            name,
+                            format!(
+                                "needs {} (`{elements}` = {count} elements of {element_bytes} B); \
+                                 the memory given has {}",
+                                Bytes(needed),
+                                Bytes(slice.bytes as u64)
+                            ),
+                        ));
+                    }
+                    if *align_bytes > 1 && slice.address % align_bytes != 0 {
+                        return Err(self.buffer_error(
+                            name,
+                            format!(
+                                "address 0x{:x} is not a multiple of {align_bytes} bytes",
+                                slice.address
+                            ),
+                        ));
+                    }
+                    args.push(KernelArg::Pointer(slice.address));
+                }
+            }
+        }
+        Ok(ManifestLaunch {
+            config: LaunchConfig::new(grid, block).with_dynamic_shared(self.dynamic_shared_bytes),
+            args,
+        })
+    }
+}
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+// --- on the device -----------------------------------------------------------
+
+/// A PTX module loaded together with its launch manifest.
+#[derive(Debug)]
+pub struct ManifestModule<'g> {
+    module: Module<'g>,
+    manifest: Manifest,
+}
+
+impl Gpu {
+    /// JIT-compiles `ptx` and reads `manifest_json`, the manifest `ptxgen
+    /// --emit manifest` wrote for it (same `--arch` and `--define`s). The
+    /// manifest is read first: a malformed one fails before the JIT runs.
+    pub fn load_with_manifest(
+        &self,
+        ptx: &str,
+        manifest_json: &str,
+    ) -> Result<ManifestModule<'_>, RuntimeError> {
+        let manifest = Manifest::parse(manifest_json)?;
+        let module = self.load_module(ptx)?;
+        Ok(ManifestModule { module, manifest })
+    }
+}
+
+impl ManifestModule<'_> {
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The loaded module, for launches of one's own.
+    pub fn module(&self) -> &Module<'_> {
+        &self.module
+    }
+
+    /// Launches `kernel` on `buffers` with `dims` (see
+    /// [`ManifestKernel::prepare`] for what is checked first) and waits for
+    /// it; dynamic shared memory above 48 KiB is allowed first. Returns the
+    /// configuration it launched with.
+    pub fn launch(
+        &self,
+        kernel: &str,
+        buffers: &[(&str, DeviceSlice)],
+        dims: &[(&str, u64)],
+    ) -> Result<LaunchConfig, RuntimeError> {
+        let launch = self.manifest.kernel(kernel)?.prepare(buffers, dims)?;
+        self.module
+            .kernel(kernel)?
+            .launch(&launch.config, &launch.args)?;
+        Ok(launch.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `ptxgen examples/vector_copy.gph --emit manifest` writes, with a
+    /// requirement and a second dim added to exercise the checks.
+    const MANIFEST: &str = r#"{
+      "manifest": 1, "source": "copy.gph", "target": "sm_80",
+      "kernels": [{
+        "name": "copy", "dims": ["B", "S"],
+        "params": [
+          {"name": "%src", "type": "u64", "points_to": "fp16", "element_bytes": 2,
+           "elements": "2048*(B - 1) + 2048", "align_bytes": 16, "role": "input"},
+          {"name": "%dst", "type": "u64", "points_to": "fp16", "element_bytes": 2,
+           "elements": "2048*B", "align_bytes": 16, "role": "output"},
+          {"name": "B", "type": "u32", "dim": true, "min": 1, "max": 4294967295},
+          {"name": "S", "type": "u32", "dim": true}
+        ],
+        "grid": ["B/S", "1", "1"], "block": ["256", "1", "1"],
+        "dynamic_shared_bytes": 65536,
+        "requirements": [
+          {"kind": "divisible", "value": "B", "divisor": "S", "written_at": "copy.gph:3:12"},
+          {"kind": "positive", "value": "S - 1", "written_at": "copy.gph:4:9"}
+        ],
+        "limits": {"grid": [2147483647, 65535, 65535], "block_threads": 1024,
+                   "default_dynamic_shared_bytes": 49152},
+        "work": {"kind": "bytes", "value": "4096*B"},
+        "min_blocks_per_sm": null, "max_registers": null
+      }]
+    }"#;
+
+    fn kernel() -> ManifestKernel {
+        Manifest::parse(MANIFEST)
+            .expect("parses")
+            .kernel("copy")
+            .expect("has copy")
+            .clone()
+    }
+
+    fn slice(address: u64, bytes: usize) -> DeviceSlice {
+        DeviceSlice { address, bytes }
+    }
+
+    const BYTES: usize = 2048 * 8 * 2;
+
+    fn prepare(
+        buffers: &[(&str, DeviceSlice)],
+        dims: &[(&str, u64)],
+    ) -> Result<ManifestLaunch, String> {
+        kernel().prepare(buffers, dims).map_err(|e| e.to_string())
+    }
+
+    fn good() -> [(&'static str, DeviceSlice); 2] {
+        [
+            ("%src", slice(0x1000, BYTES)),
+            ("dst", slice(0x2000, BYTES)),
+        ]
+    }
+
+    fn value(text: &str) -> Result<i64, String> {
+        let dims = |name: &str| match name {
+            "M" => Some(4096),
+            "N" => Some(2048),
+            "K_1" => Some(7),
+            _ => None,
+        };
+        evaluate(text, &dims)
+    }
+
+    #[test]
+    fn expressions_follow_the_precedence_the_printer_assumes() {
+        assert_eq!(value("(M/128)*(N/256)"), Ok(32 * 8));
+        assert_eq!(value("K_1 + K_1*(M - 1)"), Ok(7 * 4096));
+        assert_eq!(value("2*M*N*K_1"), Ok(2 * 4096 * 2048 * 7));
+        assert_eq!(value("1 + 2*3 << 1"), Ok(14));
+        assert_eq!(value("K_1 ^ 3 & 1"), Ok(7 ^ (3 & 1)));
+        assert_eq!(value("(M >> 4) % 10 - 2"), Ok(256 % 10 - 2));
+        assert_eq!(value("M - N - 1"), Ok(2047));
+        assert_eq!(value("K_1 / 2 * 2"), Ok(6));
+        assert_eq!(value("-7/2"), Ok(-4), "floor division");
+        assert_eq!(value("-7 % 2"), Ok(1));
+        assert_eq!(value("  42 "), Ok(42));
+    }
+
+    #[test]
+    fn expression_errors_say_why() {
+        let error = |text: &str| value(text).unwrap_err();
+        assert_eq!(error("M/Q"), "`M/Q`: `Q` has no value");
+        assert_eq!(
+            error("M/(N - 2048)"),
+            "`M/(N - 2048)`: division by zero in 4096 / 0"
+        );
+        assert!(error("M*M*M*M*M*M").contains("overflow"));
+        assert!(error("1 << 64").contains("overflow"));
+        assert_eq!(error("(M + 1"), "`(M + 1`: a `(` is not closed");
+        assert_eq!(error("M N"), "`M N`: unexpected `N`");
+        assert_eq!(error("M < 2"), "`M < 2`: `<` alone is not an operator");
+        assert_eq!(error("M +"), "`M +`: the expression ends early");
+        assert_eq!(error("M.x"), "`M.x`: unexpected `.`");
+    }
+
+    #[test]
+    fn a_good_launch_gets_its_configuration_and_arguments_in_abi_order() {
+        let launch = prepare(&good(), &[("S", 2), ("B", 8)]).expect("valid");
+        assert_eq!(launch.config.grid, [4, 1, 1]);
+        assert_eq!(launch.config.block, [256, 1, 1]);
+        assert_eq!(launch.config.dynamic_shared_bytes, 65536);
+        assert_eq!(
+            launch.args,
+            [
+                KernelArg::Pointer(0x1000),
+                KernelArg::Pointer(0x2000),
+                KernelArg::U32(8),
+                KernelArg::U32(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn dims_are_checked_by_name() {
+        let error = |dims: &[(&str, u64)]| prepare(&good(), dims).unwrap_err();
+        assert_eq!(
+            error(&[("B", 8)]),
+            "kernel `copy`: dim `S`: no value given (the kernel's dims: B, S)"
+        );
+        assert_eq!(
+            error(&[("B", 8), ("S", 2), ("N", 1)]),
+            "kernel `copy`: dim `N`: not a dim of the kernel (its dims: B, S)"
+        );
+        assert_eq!(
+            error(&[("B", 8), ("B", 8)]),
+            "kernel `copy`: dim `B`: given twice"
+        );
+        assert_eq!(
+            error(&[("B", 0), ("S", 2)]),
+            "kernel `copy`: dim `B`: B = 0 is outside 1..=4294967295"
+        );
+        assert_eq!(
+            error(&[("B", 1 << 32), ("S", 2)]),
+            "kernel `copy`: dim `B`: B = 4294967296 is outside 1..=4294967295"
+        );
+    }
+
+    #[test]
+    fn requirements_are_checked_and_named() {
+        assert_eq!(
+            prepare(&good(), &[("B", 7), ("S", 2)]).unwrap_err(),
+            "kernel `copy`: B = 7 is not a multiple of S = 2 (required at copy.gph:3:12)"
+        );
+        assert_eq!(
+            prepare(&good(), &[("B", 8), ("S", 1)]).unwrap_err(),
+            "kernel `copy`: S - 1 = 0 is not at least 1 (required at copy.gph:4:9)"
+        );
+    }
+
+    #[test]
+    fn buffers_are_checked_for_presence_size_and_alignment() {
+        let dims = [("B", 8), ("S", 2)];
+        let error = |buffers: &[(&str, DeviceSlice)]| prepare(buffers, &dims).unwrap_err();
+        assert_eq!(
+            error(&good()[..1]),
+            "kernel `copy`: parameter `%dst`: no device memory given"
+        );
+        assert_eq!(
+            error(&[good()[0], good()[1], ("%tmp", slice(0, 0))]),
+            "kernel `copy`: parameter `%tmp`: not a tensor parameter of the kernel"
+        );
+        assert_eq!(
+            error(&[good()[0], ("%dst", slice(0x2000, BYTES - 2))]),
+            "kernel `copy`: parameter `%dst`: needs 32768 B (32 KiB) (`2048*B` = 16384 \
+             elements of 2 B); the memory given has 32766 B"
+        );
+        assert_eq!(
+            error(&[("%src", slice(0x1008, BYTES)), good()[1]]),
+            "kernel `copy`: parameter `%src`: address 0x1008 is not a multiple of 16 bytes"
+        );
+    }
+
+    #[test]
+    fn launches_outside_the_limits_are_refused() {
+        let mut kernel = kernel();
+        kernel.block[1] = "B".into();
+        let dims = [("B", 8), ("S", 2)];
+        assert_eq!(
+            kernel.prepare(&good(), &dims).unwrap_err().to_string(),
+            "kernel `copy`: a block of 2048 threads; CUDA allows 1024"
+        );
+        kernel.block[1] = "1".into();
+        kernel.grid[1] = "B*100000".into();
+        assert_eq!(
+            kernel.prepare(&good(), &dims).unwrap_err().to_string(),
+            "kernel `copy`: grid extent y = `B*100000` = 800000; CUDA allows 1 to 65535"
+        );
+        kernel.grid[1] = "B - 8".into();
+        assert!(
+            kernel
+                .prepare(&good(), &dims)
+                .unwrap_err()
+                .to_string()
+                .contains("grid extent y = `B - 8` = 0")
+        );
+    }
+
+    #[test]
+    fn malformed_manifests_name_the_field() {
+        let error = |text: &str| Manifest::parse(text).unwrap_err().to_string();
+        assert!(error("{").starts_with("launch manifest: not JSON"));
+        assert_eq!(
+            error(r#"{"manifest": 2}"#),
+            "launch manifest: version 2; this reader knows version 1"
+        );
+        let broken = MANIFEST.replace(r#""divisor": "S", "#, "");
+        assert_eq!(
+            error(&broken),
+            "launch manifest: `kernels[0].requirements[0].divisor` is missing"
+        );
+        let broken = MANIFEST.replace(r#""element_bytes": 2,"#, r#""element_bytes": "2","#);
+        assert_eq!(
+            error(&broken),
+            "launch manifest: `kernels[0].params[0].element_bytes` is not a non-negative integer"
+        );
+        let broken = MANIFEST.replace(r#"["256", "1", "1"]"#, r#"["256", "1"]"#);
+        assert_eq!(
+            error(&broken),
+            "launch manifest: `kernels[0].block` does not have 3 entries"
+        );
+        let manifest = Manifest::parse(MANIFEST).unwrap();
+        assert_eq!(
+            manifest.kernel("gemm").unwrap_err().to_string(),
+            "the launch manifest has no kernel `gemm` (it has: copy)"
+        );
+    }
+
+    #[test]
+    fn older_manifests_without_limits_or_bounds_get_cuda_s() {
+        let kernel = kernel();
+        assert_eq!(kernel.max_grid, [i32::MAX as u64, 65535, 65535]);
+        let ManifestParam::Dim { min, max, .. } = &kernel.params[3] else {
+            panic!("S is a dim");
+        };
+        assert_eq!((*min, *max), (1, u64::from(u32::MAX)));
+        let bare = MANIFEST.replace(r#""limits""#, r#""ignored""#);
+        let kernel = Manifest::parse(&bare).unwrap().kernels[0].clone();
+        assert_eq!(kernel.max_block_threads, 1024);
+    }
+}
