@@ -16,7 +16,6 @@ use graphene::ptx::{Arch, Module};
 /// One example and what its header promises.
 struct Example {
     name: String,
-    path: PathBuf,
     source: String,
     targets: Vec<Arch>,
     sass: Vec<String>,
@@ -57,7 +56,6 @@ fn examples() -> Vec<Example> {
                 .collect();
             Example {
                 name,
-                path,
                 source,
                 targets,
                 sass,
