@@ -16,7 +16,7 @@ use graphene::diag::{ColorChoice, SourceMap};
 use graphene::viz::Style;
 use graphene_repl::failure::shift;
 use graphene_repl::input::{Undecodable, decode_lines, split};
-use graphene_repl::reader::{ReplHelper, history_path};
+use graphene_repl::reader::{ReplHelper, history_path, read_input};
 use graphene_repl::{Origin, Output, Session};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -246,7 +246,7 @@ fn interact(session: &mut Session) -> ExitCode {
     };
     let mut count = 0usize;
     loop {
-        match editor.readline(&prompt) {
+        match read_input(&prompt, |shown| editor.readline(shown)) {
             Ok(line) => {
                 count += 1;
                 if !line.trim().is_empty() {

@@ -93,14 +93,33 @@ impl Completer for ReplHelper {
     }
 }
 
+/// Every line is accepted as typed: an unfinished block goes on at the
+/// next line under the continuation prompt ([`read_input`]), which the line
+/// editor's own multi-line mode cannot show.
 impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if continues(ctx.input()) {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Valid(None)
-        })
+    fn validate(&self, _ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(ValidationResult::Valid(None))
     }
+}
+
+/// What the continuation prompt says: the input goes on.
+pub const CONTINUATION_PROMPT: &str = "     ...> ";
+
+/// One whole input: the first line under `prompt`, then, while the text
+/// so far is an unfinished block (an open `{`, `(` or `[`), further lines
+/// under [`CONTINUATION_PROMPT`]. `next_line` reads one line under the
+/// prompt it is given.
+pub fn read_input<E>(
+    prompt: &str,
+    mut next_line: impl FnMut(&str) -> Result<String, E>,
+) -> Result<String, E> {
+    let mut text = next_line(prompt)?;
+    while continues(&text) {
+        let line = next_line(CONTINUATION_PROMPT)?;
+        text.push('\n');
+        text.push_str(&line);
+    }
+    Ok(text)
 }
 
 impl Hinter for ReplHelper {
@@ -140,6 +159,30 @@ pub fn history_path_from(lookup: impl Fn(&str) -> Option<OsString>) -> Option<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_block_reads_on_under_the_continuation_prompt() {
+        let mut lines = vec!["kernel k {", "  sync", "}", "(4,8)"].into_iter();
+        let mut prompts = Vec::new();
+        let mut next = |prompt: &str| -> Result<String, ()> {
+            prompts.push(prompt.to_string());
+            lines.next().map(str::to_string).ok_or(())
+        };
+        assert_eq!(
+            read_input("graphene> ", &mut next),
+            Ok("kernel k {\n  sync\n}".to_string())
+        );
+        assert_eq!(read_input("graphene> ", &mut next), Ok("(4,8)".to_string()));
+        assert_eq!(
+            prompts,
+            [
+                "graphene> ",
+                CONTINUATION_PROMPT,
+                CONTINUATION_PROMPT,
+                "graphene> "
+            ]
+        );
+    }
 
     #[test]
     fn history_lives_in_the_state_folder_or_home() {
