@@ -16,7 +16,7 @@ use graphene::diag::{ColorChoice, SourceMap};
 use graphene::viz::Style;
 use graphene_repl::failure::shift;
 use graphene_repl::input::{Undecodable, decode_lines, split};
-use graphene_repl::reader::{ReplHelper, history_path, read_input};
+use graphene_repl::reader::{ReplHelper, fit_to_height, history_path, read_input};
 use graphene_repl::{Origin, Output, Session};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -260,7 +260,12 @@ fn interact(session: &mut Session) -> ExitCode {
                         line: 1,
                     },
                 );
-                print_output(&output);
+                // On the terminal the height limits a whole answer.
+                let fitted = Output {
+                    text: fit_to_height(&output.text, session.style().height).into_owned(),
+                    ..output.clone()
+                };
+                print_output(&fitted);
                 if let Some(helper) = editor.helper_mut() {
                     helper.names = session.names();
                 }

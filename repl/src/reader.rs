@@ -102,6 +102,24 @@ impl Validator for ReplHelper {
     }
 }
 
+/// An answer cut to `height` lines for the terminal: the height is the
+/// screen's, so an answer of several grids (each within the height on its
+/// own) would still scroll its start away. The last line kept says how
+/// many were left out and how to see them.
+pub fn fit_to_height(text: &str, height: usize) -> Cow<'_, str> {
+    let lines = text.lines().count();
+    let height = height.max(2);
+    if lines <= height {
+        return Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = text.lines().take(height - 1).collect();
+    Cow::Owned(format!(
+        "{}\n… {} more lines of this answer (`:set height {lines}` shows them all)",
+        kept.join("\n"),
+        lines - (height - 1)
+    ))
+}
+
 /// What the continuation prompt says: the input goes on.
 pub const CONTINUATION_PROMPT: &str = "     ...> ";
 
@@ -159,6 +177,20 @@ pub fn history_path_from(lookup: impl Fn(&str) -> Option<OsString>) -> Option<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_taller_than_the_screen_is_cut_once_not_per_grid() {
+        let answer: String = (0..10).map(|i| format!("row {i}\n")).collect();
+        assert_eq!(fit_to_height(&answer, 10), answer.as_str());
+        let cut = fit_to_height(&answer, 4);
+        let lines: Vec<&str> = cut.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[..3], ["row 0", "row 1", "row 2"]);
+        assert_eq!(
+            lines[3],
+            "… 7 more lines of this answer (`:set height 10` shows them all)"
+        );
+    }
 
     #[test]
     fn an_open_block_reads_on_under_the_continuation_prompt() {
