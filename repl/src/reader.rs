@@ -179,6 +179,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_contract_block_is_ir_and_reads_on() {
+        // `contract` starts an IR statement, as the parser's keywords say:
+        // the REPL checks the block rather than reading it as a layout.
+        assert!(IR_KEYWORDS.contains(&"contract"));
+        let mut session = crate::Session::new(graphene::viz::Style::default());
+        let origin = crate::Origin {
+            name: "in",
+            line: 1,
+        };
+        let output = session.eval_at("contract {\n}", origin);
+        assert!(!output.failed, "{}", output.errors);
+    }
+
+    #[test]
     fn an_answer_taller_than_the_screen_is_cut_once_not_per_grid() {
         let answer: String = (0..10).map(|i| format!("row {i}\n")).collect();
         assert_eq!(fit_to_height(&answer, 10), answer.as_str());

@@ -24,17 +24,7 @@ use crate::pictures::{self, Context, mentions_ir_names, view_line};
 use crate::threads;
 
 /// The IR's statement keywords: a line starting with one is IR.
-pub const IR_KEYWORDS: [&str; 9] = [
-    "const",
-    "kernel",
-    "for",
-    "if",
-    "sync",
-    "async_commit",
-    "async_wait",
-    "mma_commit",
-    "mma_wait",
-];
+pub use graphene::syntax::KEYWORDS as IR_KEYWORDS;
 
 /// What one input produced.
 ///

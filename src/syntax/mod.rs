@@ -28,6 +28,7 @@ pub use ast::*;
 pub use error::codes;
 pub use print::{print_expr, print_file, print_stmt};
 pub use source::{Undecodable, decode, no_kernel};
+pub use stmt::KEYWORDS;
 pub use strip::{StripSpans, strip_spans};
 pub use token::{Token, TokenKind, is_incomplete, tokenize};
 

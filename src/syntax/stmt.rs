@@ -22,10 +22,12 @@ use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
 const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
-/// The words that start a statement or an item, for "did you mean".
-const KEYWORDS: [&str; 11] = [
-    "kernel",
+/// The words that start an item (`kernel`, `const`) or a statement: the
+/// parser's recovery points, the REPL's test for an IR line, and the
+/// candidates of "did you mean" (with `else`).
+pub const KEYWORDS: [&str; 10] = [
     "const",
+    "kernel",
     "contract",
     "for",
     "if",
@@ -34,7 +36,6 @@ const KEYWORDS: [&str; 11] = [
     "async_wait",
     "mma_commit",
     "mma_wait",
-    "else",
 ];
 const FOR_HELP: &str = "a loop header reads `for (k = 0; k < N; k += 1)`";
 
@@ -151,19 +152,7 @@ fn starts_line(state: &State, at: usize, offset: u32) -> bool {
 fn starts_statement(kind: TokenKind, text: &str) -> bool {
     match kind {
         TokenKind::Tensor | TokenKind::Group | TokenKind::Index => true,
-        TokenKind::Word => matches!(
-            text,
-            "for"
-                | "if"
-                | "sync"
-                | "async_commit"
-                | "async_wait"
-                | "mma_commit"
-                | "mma_wait"
-                | "contract"
-                | "kernel"
-                | "const"
-        ),
+        TokenKind::Word => KEYWORDS.contains(&text),
         TokenKind::Int | TokenKind::Float | TokenKind::Punct | TokenKind::Unknown => false,
     }
 }
@@ -271,7 +260,8 @@ fn not_a_statement(input: Input) -> Diagnostic {
             .with_label("only allowed at the top of a file")
             .with_help(format!("move the `{word}` out of the enclosing block"));
         }
-        let help = match suggest(word, &KEYWORDS) {
+        let candidates: Vec<&str> = KEYWORDS.iter().copied().chain(["else"]).collect();
+        let help = match suggest(word, &candidates) {
             Some(keyword) => format!("did you mean `{keyword}`?"),
             None => STATEMENT_HELP.to_string(),
         };
