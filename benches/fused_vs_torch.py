@@ -217,25 +217,10 @@ def main():
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
-    parser.add_argument("--ptxgen", default="target/release/ptxgen")
-    parser.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE, passed to ptxgen")
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--launches", type=int, default=50)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", help="write the results to this file")
+    harness.add_run_arguments(parser)
     args = parser.parse_args()
 
-    try:
-        import torch
-    except ImportError:
-        sys.exit("fused_vs_torch.py: PyTorch is not installed")
-    if not torch.cuda.is_available():
-        sys.exit("fused_vs_torch.py: no CUDA device visible to PyTorch")
-    if not os.access(args.ptxgen, os.X_OK):
-        sys.exit(f"fused_vs_torch.py: no ptxgen at {args.ptxgen} (cargo build --release, or --ptxgen PATH)")
-
-    facts = harness.device_facts(torch)
+    torch, facts = harness.start("fused_vs_torch.py", args)
     print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
     print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = baseline time / ours")
     chosen = args.benches or ["gemm", "layernorm", "softmax"]

@@ -112,27 +112,12 @@ def one_size(torch, kernel, m, n, k, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sizes", nargs="*", type=parse_size, help="MxNxK (default: the standard list)")
-    parser.add_argument("--ptxgen", default="target/release/ptxgen")
     parser.add_argument("--file", default="examples/gemm_f16_sm90.gph")
     parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
-    parser.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE, passed to ptxgen")
-    parser.add_argument("--pairs", type=int, default=5, help="ours/cuBLAS measurement pairs per size")
-    parser.add_argument("--launches", type=int, default=50, help="timed launches per measurement")
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", help="write the results to this file")
+    harness.add_run_arguments(parser)
     args = parser.parse_args()
 
-    try:
-        import torch
-    except ImportError:
-        sys.exit("gemm_vs_cublas.py: PyTorch is not installed")
-    if not torch.cuda.is_available():
-        sys.exit("gemm_vs_cublas.py: no CUDA device visible to PyTorch")
-    if not os.access(args.ptxgen, os.X_OK):
-        sys.exit(f"gemm_vs_cublas.py: no ptxgen at {args.ptxgen} (cargo build --release, or --ptxgen PATH)")
-
-    facts = harness.device_facts(torch)
+    torch, facts = harness.start("gemm_vs_cublas.py", args)
     with tempfile.TemporaryDirectory() as folder:
         ptx, manifest = build(args.ptxgen, args.file, args.define, folder)
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)

@@ -29,6 +29,7 @@ import ast
 import ctypes
 import json
 import operator
+import os
 import statistics
 
 # More than the L2 of any current GPU (50-60 MB on H100/H200): what
@@ -279,3 +280,33 @@ def device_facts(torch):
         "cuda_driver_api": f"{version.value // 1000}.{version.value % 1000 // 10}",
         "torch": torch.__version__,
     }
+
+
+def add_run_arguments(parser):
+    """The flags every comparison script takes: where ptxgen is, defines
+    passed to it, and how the harness times (pairs, launches, warm-up), the
+    seed of the inputs and a JSON file for the results."""
+    parser.add_argument("--ptxgen", default="target/release/ptxgen")
+    parser.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE, passed to ptxgen")
+    parser.add_argument("--pairs", type=int, default=5, help="ours/baseline measurement pairs per size")
+    parser.add_argument("--launches", type=int, default=50, help="timed launches per measurement")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write the results to this file")
+
+
+def start(script, args):
+    """PyTorch with a CUDA device, and `args.ptxgen` runnable, or the
+    script's exit with one line saying what is missing; then the device's
+    facts for the report."""
+    import sys
+
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"{script}: PyTorch is not installed")
+    if not torch.cuda.is_available():
+        sys.exit(f"{script}: no CUDA device visible to PyTorch")
+    if not os.access(args.ptxgen, os.X_OK):
+        sys.exit(f"{script}: no ptxgen at {args.ptxgen} (cargo build --release, or --ptxgen PATH)")
+    return torch, device_facts(torch)
