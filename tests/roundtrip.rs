@@ -53,7 +53,8 @@ fn int_expr_unboxed() -> impl Strategy<Value = IntExpr> {
                     Just(IntOp::Sub),
                     Just(IntOp::Mul),
                     Just(IntOp::Div),
-                    Just(IntOp::Rem)
+                    Just(IntOp::Rem),
+                    Just(IntOp::CeilDiv)
                 ],
                 inner.clone(),
                 inner
@@ -210,8 +211,19 @@ fn expr(rooted_at: char) -> impl Strategy<Value = Expr> {
     };
     root.prop_recursive(3, 6, 1, |inner| {
         prop_oneof![
-            (inner.clone(), prop::collection::vec(tile_arg(), 1..3))
-                .prop_map(|(b, args)| ExprKind::Tile(Box::new(b), args)),
+            (
+                inner.clone(),
+                prop::collection::vec(tile_arg(), 1..3),
+                any::<bool>()
+            )
+                .prop_map(|(b, args, partial)| {
+                    let tiling = if partial {
+                        Tiling::Partial
+                    } else {
+                        Tiling::Exact
+                    };
+                    ExprKind::Tile(Box::new(b), args, tiling)
+                }),
             (inner.clone(), prop::option::of(int_expr()), layout())
                 .prop_map(|(b, d, l)| ExprKind::Reshape(Box::new(b), d, l)),
             (inner.clone(), int_expr(), int_expr()).prop_map(|(b, i, n)| ExprKind::Broadcast(
@@ -309,7 +321,10 @@ fn spec_kind() -> BoxedStrategy<SpecKind> {
 
 fn spec_kind_unboxed() -> impl Strategy<Value = SpecKind> {
     prop_oneof![
-        any::<bool>().prop_map(|asynchronous| SpecKind::Move { asynchronous }),
+        (any::<bool>(), any::<bool>()).prop_map(|(asynchronous, masked)| SpecKind::Move {
+            asynchronous,
+            masked
+        }),
         // One flag at most: `MatMul`, `MatMul<overwrite>`, `MatMul<async>`.
         prop_oneof![
             Just((false, false)),

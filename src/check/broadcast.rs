@@ -89,7 +89,7 @@ impl Checker {
     /// `view.broadcast(position, extent)`: a mode of `extent` elements and
     /// stride 0 inserted before mode `position` of the innermost level
     /// (`position` = its rank appends it). The base does not move.
-    pub(crate) fn broadcast_view(
+    pub(crate) fn broadcast_view_levels(
         &mut self,
         mut view: View,
         position: &IntExpr,

@@ -147,6 +147,13 @@ pub const BAD_OCCUPANCY: &str = "E0270";
 /// past 2048 threads, or block size × `max_registers` past 65536 registers.
 pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 
+/// An atomic spec's operand that may reach past the end of its tensor (a
+/// view of `.tile_partial`) with no `<masked>` and no guarding `if`.
+pub const ACCESS_PAST_END: &str = "E0272";
+/// A view operation the bounds of a partial tile cannot follow (a partial
+/// tile of a hierarchical mode, a reshape that regroups a partial mode).
+pub const PARTIAL_VIEW: &str = "E0273";
+
 /// A decomposition that leaves elements of its output unwritten.
 pub const NOT_COVERED: &str = "E0280";
 /// A decomposition that writes an element of its output twice (or two

@@ -44,9 +44,9 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
 /// Why a checked kind has no whole-tensor contract, if it has none.
 fn kind_refusal(kind: &ir::SpecKind) -> Option<&'static str> {
     match kind {
-        ir::SpecKind::Move { asynchronous: true } => {
-            Some("`Move<async>` is a copy instruction, not a computation")
-        }
+        ir::SpecKind::Move {
+            asynchronous: true, ..
+        } => Some("`Move<async>` is a copy instruction, not a computation"),
         ir::SpecKind::MatMul {
             asynchronous: true, ..
         } => Some("`MatMul<async>` is a warpgroup instruction, not a computation"),
@@ -54,6 +54,7 @@ fn kind_refusal(kind: &ir::SpecKind) -> Option<&'static str> {
         ir::SpecKind::Generic => Some("the generic `Spec` has no built-in meaning"),
         ir::SpecKind::Move {
             asynchronous: false,
+            ..
         }
         | ir::SpecKind::MatMul {
             asynchronous: false,

@@ -334,6 +334,7 @@ fn check_sample(
                     buffer,
                     base: crate::expr::Expr::Const(0),
                     ty: declared.ty.clone(),
+                    bounds: Vec::new(),
                     span: declared.span,
                 };
                 Elements::of(kernel, &declared_view, declared.ty.swizzle, dims)

@@ -182,6 +182,7 @@ impl Checker {
             buffer: id,
             base: Expr::Const(0),
             ty,
+            bounds: Vec::new(),
             span: def.name.span,
         })
     }

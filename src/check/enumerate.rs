@@ -432,6 +432,19 @@ impl<'k, 'o> Walk<'k, 'o> {
                 Some(_) | None => None,
             })?;
             let base = self.per_pair(&output.base)?;
+            // A view of a partial tile writes only its elements inside the
+            // tensor (a masked move skips the others; a guard keeps them in).
+            let mut bounds = Vec::with_capacity(output.bounds.len());
+            for bound in &output.bounds {
+                let (coordinates, _) =
+                    level_offsets(&bound.levels, &|var| match self.env()(var) {
+                        Some(Expr::Const(value)) => Some(value),
+                        Some(_) | None => None,
+                    })?;
+                let origin = self.per_pair(&bound.origin)?;
+                let extent = self.scalar(&bound.extent)?;
+                bounds.push((coordinates, origin, extent));
+            }
             let count = live.iter().filter(|l| **l).count() as u64;
             self.charge(count * offsets.len() as u64)?;
             let visit = self.visits.len();
@@ -443,7 +456,21 @@ impl<'k, 'o> Walk<'k, 'o> {
             let swizzle: Option<Swizzle> = output.ty.swizzle;
             for (pair, _) in live.iter().enumerate().filter(|(_, l)| **l) {
                 let origin = base.value(self.launch, pair)?;
-                for offset in &offsets {
+                let starts = bounds
+                    .iter()
+                    .map(|(_, start, _)| start.value(self.launch, pair))
+                    .collect::<Result<Vec<i64>, Undecided>>()?;
+                for (element, offset) in offsets.iter().enumerate() {
+                    let outside =
+                        bounds
+                            .iter()
+                            .zip(&starts)
+                            .any(|((coordinates, _, extent), start)| {
+                                start + coordinates[element] >= *extent
+                            });
+                    if outside {
+                        continue;
+                    }
                     let unswizzled = origin + offset;
                     let offset = swizzle.map_or(unswizzled, |s| s.apply(unswizzled));
                     self.observer

@@ -86,7 +86,18 @@ impl Checker {
     }
 
     fn arith(&mut self, op: IntOp, a: Expr, b: Expr, span: Span, cx: IntContext) -> Checked<Expr> {
-        let divides = matches!(op, IntOp::Div | IntOp::Rem);
+        let divides = matches!(op, IntOp::Div | IntOp::Rem | IntOp::CeilDiv);
+        if op == IntOp::CeilDiv && b.as_const().is_some_and(|b| b < 0) {
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::BAD_ARITHMETIC,
+                    "`ceil_div` by a negative value",
+                    span,
+                )
+                .with_label("the divisor is negative")
+                .with_help("divide by a positive value, the size of a tile"),
+            ));
+        }
         if divides && b.as_const() == Some(0) {
             return Err(self.fail(
                 Diagnostic::error(codes::BAD_ARITHMETIC, "division by zero", span)
@@ -102,6 +113,7 @@ impl Checker {
                 IntOp::Mul => x.checked_mul(y),
                 IntOp::Div => x.checked_div(y),
                 IntOp::Rem => x.checked_rem(y),
+                IntOp::CeilDiv => x.checked_div(y).map(|q| if x % y > 0 { q + 1 } else { q }),
             };
             let value = value.ok_or_else(|| self.overflow(span))?;
             if op == IntOp::Div && cx == IntContext::Type && x % y != 0 {
@@ -133,6 +145,12 @@ impl Checker {
                 Expr::div(a, b)
             }
             IntOp::Rem => Expr::rem(a, b),
+            // ⌈a / b⌉ = ⌊(a + b − 1) / b⌋ for b ≥ 1; never a launch
+            // requirement, since a partial last tile is what it counts.
+            IntOp::CeilDiv => match b.as_const() {
+                Some(divisor) => Expr::div(Expr::add(a, Expr::Const(divisor - 1)), b),
+                None => Expr::div(Expr::sub(Expr::add(a, b.clone()), Expr::Const(1)), b),
+            },
         })
     }
 

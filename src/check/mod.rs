@@ -18,6 +18,7 @@
 
 mod barriers;
 mod blockwide;
+mod bounds;
 mod broadcast;
 pub mod codes;
 mod contract;

@@ -124,6 +124,10 @@ impl Checker {
         // A contract's steps have no body and are no instructions: they are
         // checked as the whole-tensor specs a decomposed spec states.
         let atomic = spec.body.is_none() && !self.in_contract;
+        if atomic {
+            let operands: Vec<View> = outputs.iter().chain(inputs).cloned().collect();
+            self.check_reach(kind, spec.kind_span, &operands);
+        }
         if !atomic
             && matches!(
                 kind,
@@ -168,7 +172,7 @@ impl Checker {
         self.broadcast_outputs(kind, outputs);
         let lanes = self.lanes(threads);
         match kind {
-            SpecKind::Move { asynchronous } => {
+            SpecKind::Move { asynchronous, .. } => {
                 if *asynchronous {
                     self.async_memories(&outputs[0], &inputs[0], spec.kind_span);
                 }

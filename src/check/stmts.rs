@@ -234,8 +234,12 @@ impl Checker {
 
     pub(crate) fn spec_kind(&mut self, kind: &ast::SpecKind, span: Span) -> Checked<ir::SpecKind> {
         Ok(match kind {
-            ast::SpecKind::Move { asynchronous } => ir::SpecKind::Move {
+            ast::SpecKind::Move {
+                asynchronous,
+                masked,
+            } => ir::SpecKind::Move {
                 asynchronous: *asynchronous,
+                masked: *masked,
             },
             ast::SpecKind::MatMul {
                 overwrite,

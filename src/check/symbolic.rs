@@ -7,6 +7,7 @@
 use crate::expr::Expr;
 use crate::ir::Level;
 use crate::layout::{Layout, LayoutError, Tiler, Tuple, complement, tile};
+use crate::syntax::ast::Tiling;
 
 /// A mode: its shape and a congruent stride.
 pub(crate) type Mode = (Tuple<Expr>, Tuple<Expr>);
@@ -401,17 +402,47 @@ pub(crate) fn tile_mode(mode: &Mode, tiler: &Tiler) -> Result<TiledMode, TileFai
             ));
         }
     };
+    // A flat mode `S:D` with a constant extent is `S:1` tiled, its strides
+    // times `D`: for a flat mode that is what the algebra gives, and the
+    // shapes then depend on the extent alone, so that the coordinate views
+    // of a partial tile (`Bound`, strides 0 and 1) tile exactly like it.
+    if let (Tuple::Leaf(extent), Tuple::Leaf(stride)) = mode
+        && let Some(s) = extent.as_const()
+    {
+        let unit = Layout::leaf(s, 1).map_err(TileFailure::Algebra)?;
+        return tile_constant(&unit, tiler_layout, stride);
+    }
     if let Some(exact) = constant_mode(mode) {
         return tile_constant(&exact, tiler_layout, &Expr::Const(1));
     }
     let (Tuple::Leaf(extent), Tuple::Leaf(stride)) = mode else {
         return Err(TileFailure::SymbolicHierarchy);
     };
-    if let Some(s) = extent.as_const() {
-        let unit = Layout::leaf(s, 1).map_err(TileFailure::Algebra)?;
-        return tile_constant(&unit, tiler_layout, stride);
+    tile_symbolic(extent, stride, tiler_layout, Tiling::Exact)
+}
+
+/// `tile_partial` of one mode: like [`tile_mode`], except that a flat mode
+/// the tile does not divide (a symbolic extent, or a constant one with a
+/// remainder) gets `ceil_div(S, step)` tiles, the last one reaching past
+/// the end, and no launch requirement. The second value is the extent the
+/// tiles may pass, for a mode that may be passed.
+pub(crate) fn tile_mode_partial(
+    mode: &Mode,
+    tiler: &Tiler,
+) -> Result<(TiledMode, Option<Expr>), TileFailure> {
+    let Tiler::Layout(tiler_layout) = tiler else {
+        return tile_mode(mode, tiler).map(|tiled| (tiled, None));
+    };
+    let (Tuple::Leaf(extent), Tuple::Leaf(stride)) = mode else {
+        return Err(TileFailure::SymbolicHierarchy);
+    };
+    if extent.as_const().is_some()
+        && let Ok(tiled) = tile_mode(mode, tiler)
+    {
+        return Ok((tiled, None));
     }
-    tile_symbolic(extent, stride, tiler_layout)
+    let tiled = tile_symbolic(extent, stride, tiler_layout, Tiling::Partial)?;
+    Ok((tiled, Some(extent.clone())))
 }
 
 fn tile_constant(mode: &Layout, tiler: &Layout, factor: &Expr) -> Result<TiledMode, TileFailure> {
@@ -435,7 +466,12 @@ fn tile_constant(mode: &Layout, tiler: &Layout, factor: &Expr) -> Result<TiledMo
     })
 }
 
-fn tile_symbolic(extent: &Expr, stride: &Expr, tiler: &Layout) -> Result<TiledMode, TileFailure> {
+fn tile_symbolic(
+    extent: &Expr,
+    stride: &Expr,
+    tiler: &Layout,
+    tiling: Tiling,
+) -> Result<TiledMode, TileFailure> {
     let runs: Vec<(i64, i64)> = tiler.leaves().into_iter().filter(|&(s, _)| s > 1).collect();
     if let Some(&(s, d)) = runs.iter().find(|&&(_, d)| d < 1) {
         return Err(TileFailure::NotSplittable(format!(
@@ -451,10 +487,11 @@ fn tile_symbolic(extent: &Expr, stride: &Expr, tiler: &Layout) -> Result<TiledMo
         tiler.shape().map(&mut |&v| Expr::Const(v)),
         scaled(tiler.stride(), stride),
     );
-    let rest = (
-        Expr::div(extent.clone(), step.into()),
-        Expr::mul(step.into(), stride.clone()),
-    );
+    let count = match tiling {
+        Tiling::Exact => Expr::div(extent.clone(), step.into()),
+        Tiling::Partial => Expr::div(Expr::add(extent.clone(), (step - 1).into()), step.into()),
+    };
+    let rest = (count, Expr::mul(step.into(), stride.clone()));
     let holes = complement(tiler, step).map_err(TileFailure::Algebra)?;
     if holes.size().checked_mul(tiler.size()) != Some(step) {
         return Err(TileFailure::NotSplittable(format!(
@@ -475,10 +512,14 @@ fn tile_symbolic(extent: &Expr, stride: &Expr, tiler: &Layout) -> Result<TiledMo
         strides.push(Tuple::Leaf(rest.1));
         (Tuple::Node(shape), Tuple::Node(strides))
     };
+    let divisible = match tiling {
+        Tiling::Exact => Some((extent.clone(), Expr::Const(step))),
+        Tiling::Partial => None,
+    };
     Ok(TiledMode {
         inner,
         outer,
-        divisible: Some((extent.clone(), Expr::Const(step))),
+        divisible,
     })
 }
 

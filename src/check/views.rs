@@ -8,7 +8,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
 use crate::ir::{Level, Memory, View};
 use crate::layout::{Layout, LayoutError, Tiler, Tuple, reshape};
-use crate::syntax::ast::{self, Coord, CoordKind, ExprKind, TileArg, TileDim};
+use crate::syntax::ast::{self, Coord, CoordKind, ExprKind, TileArg, TileDim, Tiling};
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, GroupVal, Namespace, Poisoned};
@@ -47,6 +47,15 @@ impl Value {
     }
 }
 
+/// The levels `.tile` or `.tile_partial` gives.
+pub(super) struct TiledLevels {
+    /// The tiled levels.
+    pub levels: Vec<Level>,
+    /// The modes of the innermost level whose last tile may reach past the
+    /// mode's end (`.tile_partial` only), with the mode's extent.
+    pub passed: Vec<(usize, Expr)>,
+}
+
 /// A tiler with the span it was written at.
 struct SpannedTiler {
     tiler: Tiler,
@@ -83,16 +92,37 @@ impl Checker {
                 .with_label("not a declaration's value")
                 .with_help("allocate by declaring the tensor: `%x:[8,8].fp16.SH = Allocate()`"),
             )),
-            ExprKind::Tile(base, args) => {
-                let value = self.value(base)?;
-                let levels = self.tile_levels(value.levels(), args, e.span)?;
-                Ok(value.with_levels(levels, e.span))
-            }
-            ExprKind::Reshape(base, depth, layout) => {
-                let value = self.value(base)?;
-                let levels = self.reshape_levels(value.levels(), depth.as_ref(), layout)?;
-                Ok(value.with_levels(levels, e.span))
-            }
+            ExprKind::Tile(base, args, tiling) => match self.value(base)? {
+                Value::Tensor(view) => self
+                    .tile_view(view, args, *tiling, e.span)
+                    .map(Value::Tensor),
+                Value::Group(group) => {
+                    if *tiling == Tiling::Partial {
+                        return Err(self.fail(
+                            Diagnostic::error(
+                                codes::BAD_OPERATION,
+                                "`.tile_partial` applies to tensors, not thread groups",
+                                e.span,
+                            )
+                            .with_label("a thread group")
+                            .with_note("a group has a constant number of threads or a whole grid of blocks")
+                            .with_help("tile the group with `.tile`; give the grid `ceil_div(M, 128)` blocks for the partial tiles of a tensor"),
+                        ));
+                    }
+                    let value = Value::Group(group);
+                    let tiled = self.tile_levels(value.levels(), args, e.span, Tiling::Exact)?;
+                    Ok(value.with_levels(tiled.levels, e.span))
+                }
+            },
+            ExprKind::Reshape(base, depth, layout) => match self.value(base)? {
+                Value::Tensor(view) => self
+                    .reshape_view(view, depth.as_ref(), layout, e.span)
+                    .map(Value::Tensor),
+                value @ Value::Group(_) => {
+                    let levels = self.reshape_levels(value.levels(), depth.as_ref(), layout)?;
+                    Ok(value.with_levels(levels, e.span))
+                }
+            },
             ExprKind::Broadcast(base, position, extent) => match self.value(base)? {
                 Value::Tensor(view) => self
                     .broadcast_view(view, position, extent, e.span)
@@ -197,12 +227,13 @@ impl Checker {
     /// `.tile(args)` of the innermost level: its modes are divided by the
     /// tilers; the rests become a new outer level, the tiles the new
     /// innermost level.
-    fn tile_levels(
+    pub(super) fn tile_levels(
         &mut self,
         levels: &[Level],
         args: &[TileArg],
         span: Span,
-    ) -> Checked<Vec<Level>> {
+        tiling: Tiling,
+    ) -> Checked<TiledLevels> {
         let Some(innermost) = levels.last() else {
             return Err(Poisoned);
         };
@@ -228,9 +259,19 @@ impl Checker {
         }
         let mut outer = Vec::with_capacity(level_modes.len());
         let mut inner = Vec::with_capacity(level_modes.len());
+        let mut passed = Vec::new();
         let mut failed = false;
         for (index, (mode, tiler)) in level_modes.iter().zip(&tilers).enumerate() {
-            match symbolic::tile_mode(mode, &tiler.tiler) {
+            let tiled = match tiling {
+                Tiling::Exact => symbolic::tile_mode(mode, &tiler.tiler),
+                Tiling::Partial => {
+                    symbolic::tile_mode_partial(mode, &tiler.tiler).map(|(tiled, extent)| {
+                        passed.extend(extent.map(|extent| (index, extent)));
+                        tiled
+                    })
+                }
+            };
+            match tiled {
                 Ok(tiled) => {
                     if let Some((value, divisor)) = tiled.divisible {
                         self.require(crate::ir::Requirement::Divisible {
@@ -254,7 +295,10 @@ impl Checker {
         let mut result = levels[..levels.len() - 1].to_vec();
         result.push(level_from_modes(outer));
         result.push(level_from_modes(inner));
-        Ok(result)
+        Ok(TiledLevels {
+            levels: result,
+            passed,
+        })
     }
 
     fn tile_failure(
@@ -435,7 +479,7 @@ impl Checker {
     }
 
     /// `.reshape(depth, layout)`: level `depth` composed with `layout`.
-    fn reshape_levels(
+    pub(super) fn reshape_levels(
         &mut self,
         levels: &[Level],
         depth: Option<&ast::IntExpr>,
@@ -543,7 +587,12 @@ impl Checker {
     /// outermost in, one per top-level mode; `_` keeps a mode. Fully
     /// indexed levels disappear; the base moves by each indexed mode's
     /// offset.
-    fn index_view(&mut self, mut view: View, coords: &[Coord], span: Span) -> Checked<View> {
+    pub(super) fn index_view_levels(
+        &mut self,
+        mut view: View,
+        coords: &[Coord],
+        span: Span,
+    ) -> Checked<View> {
         let total: usize = view.ty.levels.iter().map(|l| modes(l).len()).sum();
         let mut cursor = 0;
         let mut levels = Vec::new();

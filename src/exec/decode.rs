@@ -182,18 +182,43 @@ pub enum Op {
     Approx(Approx),
     Setp(Cmp, Ty),
     Selp(Ty),
-    Cvt { to: Ty, from: Ty },
+    Cvt {
+        to: Ty,
+        from: Ty,
+    },
     Cvta(Cvta),
-    Ld { space: Space, ty: Ty, count: u32 },
-    St { space: Space, ty: Ty, count: u32 },
-    CpAsync { bytes: u32 },
+    Ld {
+        space: Space,
+        ty: Ty,
+        count: u32,
+    },
+    St {
+        space: Space,
+        ty: Ty,
+        count: u32,
+    },
+    /// `cp.async` of `bytes`; `sized`: a fourth operand, the source size,
+    /// says how many of them to read (the rest are zeros).
+    CpAsync {
+        bytes: u32,
+        sized: bool,
+    },
     CpAsyncCommit,
     CpAsyncWait(u32),
     CpAsyncWaitAll,
-    Ldmatrix { count: u32, trans: bool },
-    Mma16816 { inputs: Ty, accumulator: Ty },
+    Ldmatrix {
+        count: u32,
+        trans: bool,
+    },
+    Mma16816 {
+        inputs: Ty,
+        accumulator: Ty,
+    },
     Mma884,
-    Wgmma { n: u32, inputs: Ty },
+    Wgmma {
+        n: u32,
+        inputs: Ty,
+    },
     WgmmaFence,
     WgmmaCommit,
     WgmmaWait(u32),
@@ -362,6 +387,7 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "cp" if has("async") => match parts.get(2).copied() {
             Some("cg" | "ca") => Some(Op::CpAsync {
                 bytes: imm_operand(instr, 2)?,
+                sized: instr.operands.len() == 4,
             }),
             Some("commit_group") => Some(Op::CpAsyncCommit),
             Some("wait_group") => Some(Op::CpAsyncWait(imm_operand(instr, 0)?)),

@@ -217,8 +217,30 @@ pub struct View {
     pub base: Expr,
     /// The view's type.
     pub ty: TensorType,
+    /// Where the view may reach past its tensor: one entry per mode a
+    /// `.tile_partial` divided unevenly; empty for a view that stays inside.
+    pub bounds: Vec<Bound>,
     /// Where the operand was written.
     pub span: Span,
+}
+
+/// One mode along which a view may reach past its tensor (a partial tile).
+///
+/// Rule: the view's element at coordinates `c` (one per level, as for its
+/// type) lies at coordinate `origin + Σ_j levels[j](c_j)` of the tiled
+/// mode, where `levels` has the view's shapes and strides that count that
+/// mode's coordinates; the element exists when that is below `extent`. A
+/// view's elements exist when they do for every bound.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Bound {
+    /// The extent of the tiled mode.
+    pub extent: Expr,
+    /// The tiled mode's position in the level `.tile_partial` divided.
+    pub mode: usize,
+    /// The coordinate of the view's element 0 along it.
+    pub origin: Expr,
+    /// The view's levels with strides in coordinates of the tiled mode.
+    pub levels: Vec<Level>,
 }
 
 /// A statement of a spec body.
@@ -277,10 +299,16 @@ pub struct SpecStmt {
 /// The built-in spec kinds and their contracts (docs/language.md §5).
 #[derive(Clone, PartialEq, Debug)]
 pub enum SpecKind {
-    /// `out = in`, converting the scalar type; `asynchronous` asks for `cp.async`.
+    /// `out = in`, converting the scalar type; `asynchronous` asks for
+    /// `cp.async`. Rule: a `masked` Move reads an element of the input
+    /// outside the input's bounds (its view's [`Bounds`]) as zero and skips
+    /// an element outside the output's bounds; it is the only atomic access
+    /// allowed to reach past a partial tile.
     Move {
         /// `Move<async>`.
         asynchronous: bool,
+        /// `Move<masked>`.
+        masked: bool,
     },
     /// `C = C + A·B`, or `C = A·B` when `accumulate` is false
     /// (`MatMul<overwrite>`). Rule: an `asynchronous` MatMul (`MatMul<async>`,

@@ -307,9 +307,15 @@ fn views_text(views: &[View], names: &Names) -> String {
 impl fmt::Display for SpecKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpecKind::Move { asynchronous } => {
-                f.write_str(if *asynchronous { "Move<async>" } else { "Move" })
-            }
+            SpecKind::Move {
+                asynchronous,
+                masked,
+            } => f.write_str(match (asynchronous, masked) {
+                (false, false) => "Move",
+                (true, false) => "Move<async>",
+                (false, true) => "Move<masked>",
+                (true, true) => "Move<async, masked>",
+            }),
             SpecKind::MatMul {
                 accumulate,
                 asynchronous,
@@ -579,6 +585,7 @@ mod tests {
             buffer: BufferId(buffer),
             base: Expr::mul(tid(), 8.into()),
             ty: ty.clone(),
+            bounds: Vec::new(),
             span: Span::DUMMY,
         };
         assert_eq!(

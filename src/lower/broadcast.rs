@@ -202,6 +202,7 @@ mod tests {
                 memory,
                 swizzle: None,
             },
+            bounds: Vec::new(),
             span: Span::DUMMY,
         }
     }

@@ -70,6 +70,7 @@ impl Fixture {
         atomic(
             SpecKind::Move {
                 asynchronous: false,
+                masked: false,
             },
             vec![self.element(dst.0, dst.1)],
             vec![self.element(src.0, src.1)],

@@ -231,6 +231,7 @@ impl KernelBuilder {
             buffer: id,
             base,
             ty,
+            bounds: Vec::new(),
             span: Span::new(5, 6),
         }
     }

@@ -15,6 +15,7 @@ fn ptx(kernel: crate::ir::Kernel, options: &Options) -> String {
 fn mv() -> SpecKind {
     SpecKind::Move {
         asynchronous: false,
+        masked: false,
     }
 }
 
@@ -225,7 +226,10 @@ fn swizzled_copy() -> crate::ir::Kernel {
         t
     };
     let to_shared = atomic(
-        SpecKind::Move { asynchronous: true },
+        SpecKind::Move {
+            asynchronous: true,
+            masked: false,
+        },
         vec![k.view(smem, offset.clone(), chunk(Memory::Shared, true))],
         vec![k.view(input, offset.clone(), chunk(Memory::Global, false))],
         group(&[]),

@@ -49,6 +49,24 @@ pub struct OperandInfo {
     /// For a memory view with a stride-0 mode of more than one element:
     /// its distinct elements, which one read moves.
     pub broadcast: Option<Box<Broadcast>>,
+    /// For a view of a partial tile: per bound, where each element lies
+    /// along the tiled mode (`ir::Bound`).
+    pub bounds: Vec<ElementBound>,
+}
+
+/// One bound of an operand, element by element.
+///
+/// Rule: element `e` exists along this bound when `coordinates[e] <
+/// extent`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ElementBound {
+    /// The tiled mode's extent.
+    pub extent: Expr,
+    /// The coordinate of each element along the tiled mode (simplified).
+    pub coordinates: Vec<Expr>,
+    /// Each element's coordinate minus element 0's, where that is a
+    /// constant.
+    pub from_first: Vec<Option<i64>>,
 }
 
 /// Where the elements of an operand live.
@@ -103,8 +121,31 @@ impl OperandInfo {
             count: 0,
             place: Err(String::new()),
             broadcast: None,
+            bounds: Vec::new(),
         };
         info.place = info.locate(view, prover, names);
+        if info.place.is_ok() {
+            info.bounds = view
+                .bounds
+                .iter()
+                .map(|bound| {
+                    let coordinates = coordinates(bound, info.count, prover);
+                    let from_first = coordinates
+                        .iter()
+                        .map(|c| {
+                            prover
+                                .simplify(&Expr::sub(c.clone(), coordinates[0].clone()))
+                                .as_const()
+                        })
+                        .collect();
+                    ElementBound {
+                        extent: prover.simplify(&bound.extent),
+                        coordinates,
+                        from_first,
+                    }
+                })
+                .collect();
+        }
         if info.place.is_ok()
             && let Some((distinct, source)) = distinct_view(view, info.count)
         {
@@ -363,6 +404,29 @@ fn constant_extents(shape: &Tuple<Expr>, names: &Names) -> Result<Vec<i64>, Stri
         .collect()
 }
 
+/// The coordinate along `bound` of each of the view's `count` elements.
+fn coordinates(bound: &crate::ir::Bound, count: usize, prover: &Prover) -> Vec<Expr> {
+    let levels: Vec<(Vec<i64>, Vec<&Expr>)> = bound
+        .levels
+        .iter()
+        .map(|level| {
+            let extents = level
+                .shape
+                .leaves()
+                .into_iter()
+                .map(|e| e.as_const().unwrap_or(1))
+                .collect();
+            (extents, level.stride.leaves())
+        })
+        .collect();
+    (0..count)
+        .map(|e| {
+            let offset = Expr::add(bound.origin.clone(), element_offset(&levels, e));
+            prover.simplify(&offset)
+        })
+        .collect()
+}
+
 /// The offset of element `e` (in element order) from the view's origin:
 /// the innermost level varies fastest, and inside a level the first mode.
 fn element_offset(levels: &[(Vec<i64>, Vec<&Expr>)], e: usize) -> Expr {
@@ -412,6 +476,7 @@ mod tests {
                 memory,
                 swizzle: None,
             },
+            bounds: Vec::new(),
             span: Span::DUMMY,
         }
     }

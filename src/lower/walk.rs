@@ -157,6 +157,13 @@ impl KernelLowering<'_, '_> {
             level.shape = level.shape.map(&mut |e| self.substitute(e));
             level.stride = level.stride.map(&mut |e| self.substitute(e));
         }
+        for bound in &mut view.bounds {
+            bound.origin = self.substitute(&bound.origin);
+            bound.extent = self.substitute(&bound.extent);
+            for level in &mut bound.levels {
+                level.stride = level.stride.map(&mut |e| self.substitute(e));
+            }
+        }
         view
     }
 

@@ -12,8 +12,8 @@ use nom::{Err, Input as _, Parser};
 use super::ast::{CompareOp, Cond, CondKind, IntExpr, IntExprKind, IntOp, Layout, TileDim};
 use super::error::{Expected, SyntaxError, codes};
 use super::lexeme::{
-    Input, PResult, at, cut, fail, ident, int_literal, is_backtrack, offset, peek, sigil_name,
-    skip, span_to, sym,
+    Input, PResult, at, cut, expect, fail, ident, int_literal, is_backtrack, offset, peek,
+    sigil_name, skip, span_to, sym,
 };
 use super::token;
 use crate::diag::{Diagnostic, Span};
@@ -120,7 +120,7 @@ fn operand_error(op: IntOp, at_offset: u32) -> SyntaxError {
         IntOp::Add | IntOp::Sub => {
             "an operator needs a number, a name or a parenthesised expression on each side, e.g. `k+1`"
         }
-        IntOp::Mul | IntOp::Div | IntOp::Rem => {
+        IntOp::Mul | IntOp::Div | IntOp::Rem | IntOp::CeilDiv => {
             "an operator needs a number, a name or a parenthesised expression on each side, e.g. `K/2`"
         }
     });
@@ -130,6 +130,7 @@ fn operand_error(op: IntOp, at_offset: u32) -> SyntaxError {
         IntOp::Mul => "an operand after `*`",
         IntOp::Div => "an operand after `/`",
         IntOp::Rem => "an operand after `%`",
+        IntOp::CeilDiv => "an operand of `ceil_div`",
     })];
     error.code_override(codes::BAD_INT)
 }
@@ -196,6 +197,7 @@ fn atom(input: Input) -> PResult<(IntExpr, u32)> {
             Ok((rest, (inner, depth)))
         }
         Some(c) if c.is_ascii_alphabetic() || c == '_' => match ident(input) {
+            Ok((rest, name)) if name.text == "ceil_div" && at(&rest, "(") => ceil_div(start, rest),
             Ok((rest, name)) => {
                 let span = name.span;
                 Ok((
@@ -219,6 +221,21 @@ fn atom(input: Input) -> PResult<(IntExpr, u32)> {
             "an integer expression",
         ))),
     }
+}
+
+/// `ceil_div(a, b)` after its name: the two operands in parentheses.
+fn ceil_div(start: u32, input: Input) -> PResult<(IntExpr, u32)> {
+    let help = "write `ceil_div(a, b)`, e.g. `ceil_div(M, 128)` for the tiles of 128 covering M";
+    let (rest, _) = sym("(").parse(input)?;
+    let (rest, (lhs, lhs_depth)) =
+        cut(expect("an integer expression", Some(help), sum)).parse(rest)?;
+    let (rest, _) = cut(expect("`,` and the divisor", Some(help), sym(","))).parse(rest)?;
+    let (rest, (rhs, rhs_depth)) =
+        cut(expect("an integer expression", Some(help), sum)).parse(rest)?;
+    let (rest, _) = cut(expect("`)`", Some(help), sym(")"))).parse(rest)?;
+    let (mut expr, depth) = binary(IntOp::CeilDiv, lhs, rhs, lhs_depth, rhs_depth)?;
+    expr.span = span_to(start, &rest);
+    Ok((rest, (expr, depth)))
 }
 
 fn literal(value: i64, span: Span) -> IntExpr {

@@ -329,6 +329,9 @@ pub enum IntOp {
     Div,
     /// `%`
     Rem,
+    /// `ceil_div(a, b)`: the quotient rounded up, the number of tiles of `b`
+    /// that cover `a` (the last one may be partial).
+    CeilDiv,
 }
 
 /// A condition of `if`.
@@ -360,6 +363,28 @@ pub struct Expr {
     pub span: Span,
 }
 
+/// Whether a tiling must divide its modes exactly.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Tiling {
+    /// `.tile`: every tile is whole; a symbolic extent must be a multiple
+    /// of the tile (a launch requirement).
+    Exact,
+    /// `.tile_partial`: the last tile of a mode may reach past its end;
+    /// the view knows its bounds and accesses past them must be masked or
+    /// guarded (docs/language.md, "Partial tiles").
+    Partial,
+}
+
+impl Tiling {
+    /// The method's name.
+    pub fn method(self) -> &'static str {
+        match self {
+            Tiling::Exact => "tile",
+            Tiling::Partial => "tile_partial",
+        }
+    }
+}
+
 /// Forms of tensor and group expressions (`docs/language.md` §3).
 #[derive(Clone, PartialEq, Debug)]
 pub enum ExprKind {
@@ -369,8 +394,9 @@ pub enum ExprKind {
     Group(Name),
     /// `Allocate()`: fresh storage of the annotated type.
     Allocate,
-    /// `e.tile(t0, t1, …)`; at least one argument.
-    Tile(Box<Expr>, Vec<TileArg>),
+    /// `e.tile(t0, t1, …)` or `e.tile_partial(t0, t1, …)`; at least one
+    /// argument.
+    Tile(Box<Expr>, Vec<TileArg>, Tiling),
     /// `e.reshape(depth, layout)`, or `e.reshape(layout)` (depth `None`).
     Reshape(Box<Expr>, Option<IntExpr>, Layout),
     /// `e.broadcast(position, extent)`: a mode of `extent` elements with
@@ -471,6 +497,9 @@ pub enum SpecKind {
     Move {
         /// `<async>`: asks for `cp.async`.
         asynchronous: bool,
+        /// `<masked>`: elements outside the input's bounds read as zero,
+        /// elements outside the output's bounds are not written.
+        masked: bool,
     },
     /// `MatMul`, `MatMul<overwrite>` or `MatMul<async>`.
     MatMul {
@@ -553,14 +582,17 @@ impl IntOp {
             IntOp::Mul => "*",
             IntOp::Div => "/",
             IntOp::Rem => "%",
+            IntOp::CeilDiv => "ceil_div",
         }
     }
 
-    /// Binding strength: higher binds tighter.
+    /// Binding strength: higher binds tighter (`ceil_div(a, b)` is written
+    /// as a call, an atom).
     pub fn precedence(self) -> u8 {
         match self {
             IntOp::Add | IntOp::Sub => 1,
             IntOp::Mul | IntOp::Div | IntOp::Rem => 2,
+            IntOp::CeilDiv => 3,
         }
     }
 }

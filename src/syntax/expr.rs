@@ -6,7 +6,9 @@
 use nom::{Err, Parser};
 
 use super::arith::{MAX_EXPR_DEPTH, at_wildcard, int_expr, layout, tile_layout};
-use super::ast::{Coord, CoordKind, Expr, ExprKind, IndexPattern, IndexPatternKind, TileArg};
+use super::ast::{
+    Coord, CoordKind, Expr, ExprKind, IndexPattern, IndexPatternKind, TileArg, Tiling,
+};
 use super::error::{SyntaxError, codes, suggest};
 use super::lexeme::{
     Input, PResult, at, at_keyword, comma_list, cut, expect, fail, is_backtrack, keyword, offset,
@@ -14,7 +16,14 @@ use super::lexeme::{
 };
 use crate::diag::{Diagnostic, Span};
 
-const OPERATIONS: [&str; 5] = ["tile", "reshape", "broadcast", "indices", "scalar"];
+const OPERATIONS: [&str; 6] = [
+    "tile",
+    "tile_partial",
+    "reshape",
+    "broadcast",
+    "indices",
+    "scalar",
+];
 
 /// A tensor or group expression: a primary followed by operations.
 pub(crate) fn expr(input: Input) -> PResult<Expr> {
@@ -114,22 +123,27 @@ fn with_call_help<'s>(
 /// The operation after a `.`, applied to `base`.
 fn operation(input: Input, base: Expr) -> PResult<ExprKind> {
     let (rest, (name, name_span)) = cut(expect(
-        "an operation (`tile`, `reshape`, `broadcast`, `indices` or `scalar`)",
+        "an operation (`tile`, `tile_partial`, `reshape`, `broadcast`, `indices` or `scalar`)",
         None,
         word,
     ))
     .parse(input)?;
     let base = Box::new(base);
     let (rest, open) = match name {
-        "tile" | "reshape" | "broadcast" | "indices" | "scalar" => {
+        "tile" | "tile_partial" | "reshape" | "broadcast" | "indices" | "scalar" => {
             cut(with_call_help(sym("("))).parse(rest)?
         }
         unknown => return fail(unknown_operation(unknown, name_span)),
     };
     let (rest, kind) = match name {
-        "tile" => {
+        "tile" | "tile_partial" => {
             let (rest, args) = cut(comma_list(tile_arg)).parse(rest)?;
-            (rest, ExprKind::Tile(base, args))
+            let tiling = if name == "tile" {
+                Tiling::Exact
+            } else {
+                Tiling::Partial
+            };
+            (rest, ExprKind::Tile(base, args, tiling))
         }
         "reshape" => {
             if at(&rest, "[") {
@@ -172,7 +186,7 @@ fn unknown_operation(name: &str, span: Span) -> Diagnostic {
     match suggest(name, &OPERATIONS) {
         Some(close) => diagnostic.with_help(format!("did you mean `.{close}`?")),
         None => diagnostic.with_help(
-            "the operations are `.tile`, `.reshape`, `.broadcast`, `.indices` and `.scalar`",
+            "the operations are `.tile`, `.tile_partial`, `.reshape`, `.broadcast`, `.indices` and `.scalar`",
         ),
     }
 }

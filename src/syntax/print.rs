@@ -197,6 +197,13 @@ fn write_int(f: &mut Formatter<'_>, expr: &IntExpr, context: u8, right: bool) ->
             f.write_str("-")?;
             write_int(f, inner, NEG_PRECEDENCE, false)
         }
+        IntExprKind::Binary(super::ast::IntOp::CeilDiv, lhs, rhs) => {
+            f.write_str("ceil_div(")?;
+            write_int(f, lhs, 0, false)?;
+            f.write_str(", ")?;
+            write_int(f, rhs, 0, false)?;
+            f.write_str(")")
+        }
         IntExprKind::Binary(op, lhs, rhs) => {
             let precedence = op.precedence();
             let parens = precedence < context || (precedence == context && right);
@@ -210,7 +217,8 @@ fn write_int(f: &mut Formatter<'_>, expr: &IntExpr, context: u8, right: bool) ->
                 super::ast::IntOp::Add
                 | super::ast::IntOp::Sub
                 | super::ast::IntOp::Mul
-                | super::ast::IntOp::Div => f.write_str(op.symbol())?,
+                | super::ast::IntOp::Div
+                | super::ast::IntOp::CeilDiv => f.write_str(op.symbol())?,
             }
             write_int(f, rhs, precedence, true)?;
             if parens {
@@ -315,7 +323,9 @@ impl Display for Expr {
             ExprKind::Tensor(name) => write!(f, "%{}", name.text),
             ExprKind::Group(name) => write!(f, "#{}", name.text),
             ExprKind::Allocate => f.write_str("Allocate()"),
-            ExprKind::Tile(base, args) => write!(f, "{base}.tile({})", list(args, ", ")),
+            ExprKind::Tile(base, args, tiling) => {
+                write!(f, "{base}.{}({})", tiling.method(), list(args, ", "))
+            }
             ExprKind::Reshape(base, Some(depth), shape) => {
                 write!(f, "{base}.reshape({depth}, {shape})")
             }
@@ -368,7 +378,16 @@ impl Display for SpecKind {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())?;
         match self {
-            SpecKind::Move { asynchronous: true } => f.write_str("<async>"),
+            SpecKind::Move {
+                asynchronous,
+                masked,
+            } if *asynchronous || *masked => {
+                let flags: Vec<&str> = [(*asynchronous, "async"), (*masked, "masked")]
+                    .into_iter()
+                    .filter_map(|(on, flag)| on.then_some(flag))
+                    .collect();
+                write!(f, "<{}>", flags.join(", "))
+            }
             SpecKind::MatMul {
                 overwrite: true,
                 asynchronous: _,
@@ -377,9 +396,7 @@ impl Display for SpecKind {
                 overwrite: false,
                 asynchronous: true,
             } => f.write_str("<async>"),
-            SpecKind::Move {
-                asynchronous: false,
-            }
+            SpecKind::Move { .. }
             | SpecKind::MatMul {
                 overwrite: false,
                 asynchronous: false,

@@ -34,21 +34,33 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
     let (rest, (name, name_span)) = word(input)?;
     let (rest, kind) = match name {
         "Move" => {
-            let (rest, flag) = flag_parameter(rest, "Move", &["async"])?;
+            let (rest, flags) = flag_parameters(rest, "Move", &["async", "masked"])?;
             (
                 rest,
                 SpecKind::Move {
-                    asynchronous: flag.is_some(),
+                    asynchronous: flags.contains(&"async"),
+                    masked: flags.contains(&"masked"),
                 },
             )
         }
         "MatMul" => {
-            let (rest, flag) = flag_parameter(rest, "MatMul", &["overwrite", "async"])?;
+            let (rest, flags) = flag_parameters(rest, "MatMul", &["overwrite", "async"])?;
+            if flags.len() > 1 {
+                return fail(
+                    Diagnostic::error(
+                        codes::SPEC_PARAMS,
+                        "`MatMul` takes one parameter, `<overwrite>` or `<async>`",
+                        span_to(offset(&skip(rest)), &rest),
+                    )
+                    .with_label("two parameters")
+                    .with_help("an asynchronous MatMul accumulates; write `MatMul<async>` and zero the accumulators first"),
+                );
+            }
             (
                 rest,
                 SpecKind::MatMul {
-                    overwrite: flag == Some("overwrite"),
-                    asynchronous: flag == Some("async"),
+                    overwrite: flags.contains(&"overwrite"),
+                    asynchronous: flags.contains(&"async"),
                 },
             )
         }
@@ -179,35 +191,57 @@ fn unknown_kind(name: &str, span: Span) -> Diagnostic {
 
 /// `<flag>` or nothing, for `Move<async>` and `MatMul<overwrite>` /
 /// `MatMul<async>`: which of `flags` was given, if any.
-fn flag_parameter<'s>(
+fn flag_parameters<'s>(
     input: Input<'s>,
     kind: &'static str,
     flags: &[&'static str],
-) -> PResult<'s, Option<&'static str>> {
+) -> PResult<'s, Vec<&'static str>> {
     if !at_params(&input) {
-        return Ok((input, None));
+        return Ok((input, Vec::new()));
     }
-    let (rest, _) = sym("<").parse(input)?;
-    let (rest, (found, span)) = cut(expect("a parameter", None, word))
-        .parse(rest)
-        .map_err(params_code)?;
-    let Some(flag) = flags.iter().find(|flag| **flag == found) else {
-        let choices: Vec<String> = flags.iter().map(|flag| format!("`<{flag}>`")).collect();
-        return fail(
-            Diagnostic::error(
-                codes::SPEC_PARAMS,
-                format!("`{kind}` has no parameter `{found}`"),
-                span,
-            )
-            .with_label("unknown parameter")
-            .with_help(format!(
-                "`{kind}` takes no parameter, or {}",
-                choices.join(" or ")
-            )),
-        );
-    };
+    let (mut rest, _) = sym("<").parse(input)?;
+    let mut found_flags: Vec<&'static str> = Vec::new();
+    loop {
+        let (after, (found, span)) = cut(expect("a parameter", None, word))
+            .parse(rest)
+            .map_err(params_code)?;
+        let Some(flag) = flags.iter().find(|flag| **flag == found) else {
+            let choices: Vec<String> = flags.iter().map(|flag| format!("`<{flag}>`")).collect();
+            return fail(
+                Diagnostic::error(
+                    codes::SPEC_PARAMS,
+                    format!("`{kind}` has no parameter `{found}`"),
+                    span,
+                )
+                .with_label("unknown parameter")
+                .with_help(format!(
+                    "`{kind}` takes no parameter, or {}",
+                    choices.join(" or ")
+                )),
+            );
+        };
+        if found_flags.contains(flag) {
+            return fail(
+                Diagnostic::error(
+                    codes::SPEC_PARAMS,
+                    format!("`{found}` is given twice"),
+                    span,
+                )
+                .with_label("a second time")
+                .with_help(format!("write each parameter of `{kind}` once")),
+            );
+        }
+        found_flags.push(flag);
+        rest = after;
+        if at(&rest, ",") {
+            let (after, _) = sym(",").parse(rest)?;
+            rest = after;
+        } else {
+            break;
+        }
+    }
     let (rest, _) = cut(sym(">")).parse(rest).map_err(params_code)?;
-    Ok((rest, Some(*flag)))
+    Ok((rest, found_flags))
 }
 
 /// `<op>` for the pointwise kinds, `op` one of `ops`.

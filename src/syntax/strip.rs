@@ -242,7 +242,7 @@ impl StripSpans for Expr {
         match &mut self.kind {
             ExprKind::Tensor(name) | ExprKind::Group(name) => name.clear_spans(),
             ExprKind::Allocate => {}
-            ExprKind::Tile(base, args) => {
+            ExprKind::Tile(base, args, _) => {
                 base.clear_spans();
                 args.clear_spans();
             }

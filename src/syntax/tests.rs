@@ -70,7 +70,7 @@ fn tile_arguments_keep_their_written_form() {
     else {
         panic!()
     };
-    let ExprKind::Tile(_, args) = value.kind else {
+    let ExprKind::Tile(_, args, _) = value.kind else {
         panic!()
     };
     assert!(
@@ -100,7 +100,7 @@ fn broadcast_takes_a_position_and_an_extent() {
     let ExprKind::Index(tiled, _) = value.kind else {
         panic!()
     };
-    let ExprKind::Tile(broadcast, _) = tiled.kind else {
+    let ExprKind::Tile(broadcast, _, _) = tiled.kind else {
         panic!()
     };
     let ExprKind::Broadcast(_, position, extent) = broadcast.kind else {
@@ -145,7 +145,10 @@ fn every_spec_kind_and_its_parameters() {
     let cases = [
         (
             "%a <- Move<async><<<#b, #t>>>(%x)",
-            SpecKind::Move { asynchronous: true },
+            SpecKind::Move {
+                asynchronous: true,
+                masked: false,
+            },
         ),
         (
             "%a <- MatMul<overwrite><<<#b, #t>>>(%x, %y)",

@@ -64,7 +64,8 @@ fn ldmatrix_move_checks_and_launches_one_warp() {
     assert_eq!(
         k.root.kind,
         SpecKind::Move {
-            asynchronous: false
+            asynchronous: false,
+            masked: false
         }
     );
     let kinds: Vec<BufferKind> = k.buffers.iter().map(|b| b.kind).collect();

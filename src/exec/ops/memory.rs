@@ -215,8 +215,8 @@ impl Block<'_, '_> {
                         _ => return Err(self.operands(pc, "a store to a space it cannot write")),
                     }
                 }
-                Op::CpAsync { bytes } => {
-                    let operands = &self.instr(pc).operands;
+                Op::CpAsync { bytes, sized } => {
+                    let operands = self.instr(pc).operands.clone();
                     let (Place::Memory(dst), Place::Memory(src)) = (
                         self.place(t, pc, &operands[0])?,
                         self.place(t, pc, &operands[1])?,
@@ -225,8 +225,15 @@ impl Block<'_, '_> {
                             self.operands(pc, "cp.async takes a shared and a global address")
                         );
                     };
+                    // PTX: a source size past the copy's size is undefined;
+                    // the executor reads at most `bytes`.
+                    let read = if sized {
+                        (self.value(t, pc, &operands[3])? as u32).min(bytes)
+                    } else {
+                        bytes
+                    };
                     shared_accesses.push((t, dst, bytes));
-                    self.issue_copy(t, pc, dst, src, bytes);
+                    self.issue_copy(t, pc, dst, src, bytes, read);
                 }
                 _ => return Err(self.operands(pc, "not a memory instruction")),
             }
@@ -238,10 +245,16 @@ impl Block<'_, '_> {
         Ok(())
     }
 
-    fn issue_copy(&mut self, t: u32, pc: usize, dst: u64, src: u64, bytes: u32) {
-        let data = self
-            .global_read(t, pc, src, bytes)
-            .unwrap_or_else(|| vec![0; bytes as usize]);
+    /// A `cp.async` of `bytes` into shared `dst` that reads the first
+    /// `read` of them from global `src` and zero-fills the rest.
+    fn issue_copy(&mut self, t: u32, pc: usize, dst: u64, src: u64, bytes: u32, read: u32) {
+        let mut data = if read == 0 {
+            Vec::new()
+        } else {
+            self.global_read(t, pc, src, read)
+                .unwrap_or_else(|| vec![0; read as usize])
+        };
+        data.resize(bytes as usize, 0);
         if !self.shared.contains(dst, bytes) {
             let size = self.shared.bytes.len();
             self.find(

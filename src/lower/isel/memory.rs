@@ -52,6 +52,13 @@ pub enum MemoryPattern {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MemoryPlan(MemoryPattern);
 
+impl MemoryPlan {
+    /// The plan of an accepted `pattern`.
+    pub(super) fn new(pattern: MemoryPattern) -> MemoryPlan {
+        MemoryPlan(pattern)
+    }
+}
+
 const WIDTHS: [u32; 4] = [16, 8, 4, 2];
 
 /// Every memory pattern, widest first.
@@ -173,6 +180,9 @@ impl MemoryPattern {
             | MemoryPattern::Async { bytes } => bytes,
             MemoryPattern::RegisterMove => return self.check_registers(out, input),
         };
+        if super::masked::applies(request) {
+            return super::masked::check(*self, bytes, out, input);
+        }
         if input.broadcast.is_some() {
             return self.check_broadcast_load(bytes, out, input);
         }
@@ -223,7 +233,7 @@ impl MemoryPattern {
 
 /// The operand moves exactly `bytes`; a longer operand gets the help of
 /// splitting it.
-fn check_size(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
+pub(super) fn check_size(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
     if operand.bytes() == bytes {
         return Ok(());
     }
@@ -249,7 +259,7 @@ fn check_size(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
 
 /// A memory operand that one access of `bytes` moves: contiguous and
 /// aligned.
-fn check_access(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
+pub(super) fn check_access(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
     let place = operand
         .memory_place()
         .map_err(|reason| Reject::new(Progress::Layout, reason))?;
@@ -271,6 +281,18 @@ fn check_access(bytes: u32, operand: &OperandInfo) -> Result<(), Reject> {
 
 /// Emits an accepted memory plan.
 pub fn emit(
+    lowering: &mut KernelLowering,
+    request: &Request,
+    plan: &MemoryPlan,
+) -> Result<(), LowerError> {
+    if super::masked::applies(request) {
+        return lowering.masked_move(request, plan.0);
+    }
+    emit_unmasked(lowering, request, plan)
+}
+
+/// Emits an accepted memory plan that moves every element.
+pub(super) fn emit_unmasked(
     lowering: &mut KernelLowering,
     request: &Request,
     plan: &MemoryPlan,

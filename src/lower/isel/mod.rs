@@ -10,6 +10,7 @@
 mod arith;
 mod block;
 mod convert;
+mod masked;
 mod matrix;
 mod memory;
 mod pointwise;
@@ -130,8 +131,11 @@ pub fn family_of(kind: &SpecKind) -> Option<Family> {
     match kind {
         SpecKind::Move {
             asynchronous: false,
+            ..
         } => Some(Family::Move),
-        SpecKind::Move { asynchronous: true } => Some(Family::AsyncMove),
+        SpecKind::Move {
+            asynchronous: true, ..
+        } => Some(Family::AsyncMove),
         SpecKind::MatMul {
             asynchronous: false,
             ..

@@ -24,6 +24,7 @@ fn view(levels: Vec<crate::ir::Level>, scalar: Scalar, memory: Memory, base: Exp
         buffer: crate::ir::BufferId(0),
         base,
         ty: ty(levels, scalar, memory),
+        bounds: Vec::new(),
         span: Span::DUMMY,
     }
 }
@@ -49,6 +50,7 @@ fn names_of(request: &Request) -> Result<String, Box<NoMatch>> {
 fn mv() -> SpecKind {
     SpecKind::Move {
         asynchronous: false,
+        masked: false,
     }
 }
 
@@ -341,7 +343,10 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
     let chunk = |memory, base| view(vec![col_major(&[8])], Scalar::Fp16, memory, base);
     let aligned = Expr::mul(tid(), 8.into());
     let r = request(
-        SpecKind::Move { asynchronous: true },
+        SpecKind::Move {
+            asynchronous: true,
+            masked: false,
+        },
         Unit::Thread,
         vec![chunk(Memory::Shared, aligned.clone())],
         vec![chunk(Memory::Global, aligned.clone())],
@@ -351,7 +356,10 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
     assert_eq!(no.candidates[0].reason, "needs sm_80; the target is sm_70");
     let shifted = Expr::add(aligned.clone(), 4.into());
     let r = request(
-        SpecKind::Move { asynchronous: true },
+        SpecKind::Move {
+            asynchronous: true,
+            masked: false,
+        },
         Unit::Thread,
         vec![chunk(Memory::Shared, shifted)],
         vec![chunk(Memory::Global, aligned)],
