@@ -154,6 +154,10 @@ pub const ACCESS_PAST_END: &str = "E0272";
 /// tile of a hierarchical mode, a reshape that regroups a partial mode).
 pub const PARTIAL_VIEW: &str = "E0273";
 
+/// A `require` that is not a divisibility of dims by a positive constant
+/// (`require K % 8 == 0`), or one inside a spec body.
+pub const BAD_REQUIREMENT: &str = "E0274";
+
 /// A decomposition that leaves elements of its output unwritten.
 pub const NOT_COVERED: &str = "E0280";
 /// A decomposition that writes an element of its output twice (or two

@@ -38,6 +38,7 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Commit(_) => Some("a commit"),
         StmtKind::Wait(..) => Some("a wait"),
         StmtKind::Contract(_) => Some("a nested `contract`"),
+        StmtKind::Require(_) => Some("a `require`"),
     }
 }
 
@@ -97,7 +98,8 @@ impl Checker {
                 | StmtKind::Sync
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
-                | StmtKind::Contract(_) => {
+                | StmtKind::Contract(_)
+                | StmtKind::Require(_) => {
                     let what = refused_statement(&stmt.kind).unwrap_or("this statement");
                     self.report(
                         Diagnostic::error(

@@ -281,7 +281,10 @@ impl Checker {
                     }
                 }
                 StmtKind::Contract(block) => self.scan_definitions(block),
-                StmtKind::Sync | StmtKind::Commit(_) | StmtKind::Wait(..) => {}
+                StmtKind::Sync
+                | StmtKind::Commit(_)
+                | StmtKind::Wait(..)
+                | StmtKind::Require(_) => {}
             }
         }
     }

@@ -284,6 +284,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::Sync
         | StmtKind::Commit(_)
         | StmtKind::Wait(..)
-        | StmtKind::Contract(_) => Shown::Nothing,
+        | StmtKind::Contract(_)
+        | StmtKind::Require(_) => Shown::Nothing,
     }
 }

@@ -27,6 +27,7 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Wait(AsyncQueue::Copies, _) => Some("`async_wait`"),
         StmtKind::Wait(AsyncQueue::Mma, _) => Some("`mma_wait`"),
         StmtKind::Contract(_) => Some("`contract`"),
+        StmtKind::Require(_) => Some("`require`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
     }
 }
@@ -126,6 +127,7 @@ impl Checker {
                     self.kernel_contract = Some(contract);
                 }
             }
+            StmtKind::Require(cond) => self.require_stmt(cond),
             StmtKind::For(_)
             | StmtKind::If(_)
             | StmtKind::Sync
@@ -177,6 +179,18 @@ impl Checker {
                 span: stmt.span,
             }),
             StmtKind::Wait(queue, count) => self.wait(*queue, count, stmt.span),
+            StmtKind::Require(cond) => {
+                self.report(
+                    Diagnostic::error(
+                        codes::BAD_REQUIREMENT,
+                        "`require` inside a spec body",
+                        cond.span,
+                    )
+                    .with_label("a requirement is on the whole launch")
+                    .with_help("move the `require` to kernel scope, beside the kernel's tensors"),
+                );
+                None
+            }
             StmtKind::Contract(_) => {
                 self.report(
                     Diagnostic::error(

@@ -159,6 +159,10 @@ pub enum StmtKind {
     /// as tensor declarations and specs without launch groups or bodies
     /// (docs/language.md, "Contracts"). Kernel scope only.
     Contract(Block),
+    /// `require K % 8 == 0`: a launch requirement stated by the kernel
+    /// (the launch refuses dims that break it; the lowering may use it, to
+    /// prove alignment for instance). Kernel scope only.
+    Require(Cond),
 }
 
 /// A tensor declaration or definition.

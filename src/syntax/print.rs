@@ -146,6 +146,9 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
             out.push_str("contract ");
             write_block(out, block, level);
         }
+        StmtKind::Require(cond) => {
+            let _ = write!(out, "require {cond}");
+        }
     }
     out.push('\n');
 }

@@ -25,10 +25,11 @@ const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`,
 /// The words that start an item (`kernel`, `const`) or a statement: the
 /// parser's recovery points, the REPL's test for an IR line, and the
 /// candidates of "did you mean" (with `else`).
-pub const KEYWORDS: [&str; 10] = [
+pub const KEYWORDS: [&str; 11] = [
     "const",
     "kernel",
     "contract",
+    "require",
     "for",
     "if",
     "sync",
@@ -192,6 +193,12 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
         _ if at_keyword(&input, "if") => if_statement(input)?,
         _ if at_keyword(&input, "sync") => (keyword("sync").parse(input)?.0, StmtKind::Sync),
         _ if at_keyword(&input, "contract") => contract(input)?,
+        _ if at_keyword(&input, "require") => {
+            let (rest, _) = keyword("require").parse(input)?;
+            let help = Some("a requirement reads `require K % 8 == 0`");
+            let (rest, cond) = cut(expect("a condition", help, cond)).parse(rest)?;
+            (rest, StmtKind::Require(cond))
+        }
         _ if let Some(queue) = commit_queue(&input) => (
             keyword(queue.commit_keyword()).parse(input)?.0,
             StmtKind::Commit(queue),

@@ -151,6 +151,7 @@ impl StripSpans for Stmt {
                 if_stmt.otherwise.clear_spans();
             }
             StmtKind::Wait(_, count) => count.clear_spans(),
+            StmtKind::Require(cond) => cond.clear_spans(),
             StmtKind::Contract(block) => block.clear_spans(),
             StmtKind::Sync | StmtKind::Commit(_) => {}
         }

@@ -175,12 +175,29 @@ impl KernelLowering<'_, '_> {
             .unwrap_or(false);
         match pattern {
             MemoryPattern::Async { bytes } => {
-                if proven {
+                // A copy that reads part of its bytes would still be checked
+                // in full by a memory checker, past the tensor's end: only
+                // whole or empty copies use `cp.async`.
+                if proven && self.whole_or_empty(bounded) {
                     return self.zero_filling_copy(out, input, bytes, valid);
                 }
-                let aligned = self.aligned(input, bytes)?;
+                let count = imm(bounded.count as i64);
+                let whole = self.out.reg(RegClass::Pred);
+                self.out
+                    .emit("setp.eq.u32", vec![whole.into(), valid.into(), count])?;
+                let empty = self.out.reg(RegClass::Pred);
+                self.out
+                    .emit("setp.eq.u32", vec![empty.into(), valid.into(), imm(0)])?;
+                let fast = self.out.reg(RegClass::Pred);
+                self.out
+                    .emit("or.pred", vec![fast.into(), whole.into(), empty.into()])?;
+                if !proven {
+                    let aligned = self.aligned(input, bytes)?;
+                    self.out
+                        .emit("and.pred", vec![fast.into(), fast.into(), aligned.into()])?;
+                }
                 self.either(
-                    aligned,
+                    fast,
                     |this| this.zero_filling_copy(out, input, bytes, valid),
                     |this| this.copy_elements(out, input, valid),
                 )
@@ -218,6 +235,22 @@ impl KernelLowering<'_, '_> {
                 ))
             }
         }
+    }
+
+    /// Whether every element of `op` exists or none does, by the kernel's
+    /// facts: each bound that steps by one starts at a multiple of the
+    /// operand's length and ends at one (`K % 8 == 0` for chunks of 8).
+    fn whole_or_empty(&self, op: &OperandInfo) -> bool {
+        let count = op.count as i64;
+        op.bounds.iter().all(|bound| match step(bound) {
+            Some(Step::Same) => true,
+            Some(Step::Unit) => {
+                let prover = &self.out.prover;
+                prover.divisor(&bound.coordinates[0]) % count == 0
+                    && prover.divisor(&bound.extent) % count == 0
+            }
+            None => false,
+        })
     }
 
     /// `@p` the first branch, else the second, each in its own scope.
