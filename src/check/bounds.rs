@@ -1,4 +1,4 @@
-//! Stage 2, check: partial tiles (docs/language.md, "Partial tiles") — the
+//! Stage 2, check: partial tiles (docs/language.md, "Partial tiles"): the
 //! bounds a view of `.tile_partial` carries through later tiles, indexing,
 //! reshapes and broadcasts, and the rule that an atomic spec's operand
 //! which may reach past them is masked (`Move<masked>`) or guarded.
@@ -15,7 +15,7 @@ use crate::ir::{Bound, Level, SpecKind, View};
 use crate::syntax::ast::{self, Coord, IntExpr, TileArg, Tiling};
 
 use super::codes;
-use super::env::{Checked, Checker, Poisoned};
+use super::env::{Binding, Checked, Checker, Namespace, Poisoned};
 use super::symbolic::{self, Sign};
 
 impl Checker {
@@ -145,7 +145,7 @@ impl Checker {
     fn cannot_follow(&mut self, span: Span, what: &str) -> Poisoned {
         self.fail(
             Diagnostic::error(
-                codes::PARTIAL_VIEW,
+                codes::SYMBOLIC_UNSUPPORTED,
                 format!("cannot {what} on a view with partial tiles"),
                 span,
             )
@@ -181,11 +181,11 @@ impl Checker {
                     continue;
                 }
                 let name = self.kernel.buffers[view.buffer.0 as usize].name.clone();
-                let last_text = self.expr_text(&symbolic::normalize(&last));
+                let last_text = self.source_text(&symbolic::normalize(&last));
                 let extent_text = self.expr_text(&bound.extent);
                 let help = match kind {
                     SpecKind::Move { .. } => format!(
-                        "mask it, `Move<masked>` (or `Move<async, masked>`): elements past the end read as zero and are not written; or guard it with an `if` that keeps this coordinate below `{extent_text}`"
+                        "mask it, `Move<masked>` (or `Move<async, masked>`): elements past the end read as zero and are not written; or guard it: `if ({last_text} < {extent_text}) {{ … }}`"
                     ),
                     SpecKind::MatMul { .. }
                     | SpecKind::Unary(_)
@@ -196,7 +196,7 @@ impl Checker {
                     | SpecKind::Shfl { .. }
                     | SpecKind::Init { .. }
                     | SpecKind::Generic => format!(
-                        "move the operand through registers with `Move<masked>`, or guard the spec with an `if` that keeps this coordinate below `{extent_text}`"
+                        "move the operand through registers with `Move<masked>`, or guard the spec: `if ({last_text} < {extent_text}) {{ … }}`"
                     ),
                 };
                 self.report(
@@ -214,6 +214,31 @@ impl Checker {
                 );
             }
         }
+    }
+
+    /// `e` as the source would write it: the expressions the visible
+    /// indices stand for replaced by their names (`tid % 256` by `@t`).
+    fn source_text(&self, e: &Expr) -> String {
+        let mut text = self.expr_text(e);
+        let mut indices: Vec<(String, String)> = self
+            .visible(Namespace::Index)
+            .into_iter()
+            .filter_map(|(name, entry)| match entry.binding {
+                Binding::Index(Some(value)) => Some((self.expr_text(&value), name)),
+                Binding::Index(None)
+                | Binding::Tensor(_)
+                | Binding::Group(_)
+                | Binding::Loop(_) => None,
+            })
+            .filter(|(value, _)| value.contains(' ') || value.contains('%'))
+            .collect();
+        indices.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+        for (value, name) in indices {
+            text = text
+                .replace(&format!("({value})"), &format!("@{name}"))
+                .replace(&value, &format!("@{name}"));
+        }
+        text
     }
 
     /// Whether `last < extent` for every run of the kernel: by the form of

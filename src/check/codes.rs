@@ -150,9 +150,6 @@ pub const OCCUPANCY_EXCEEDS_SM: &str = "E0271";
 /// An atomic spec's operand that may reach past the end of its tensor (a
 /// view of `.tile_partial`) with no `<masked>` and no guarding `if`.
 pub const ACCESS_PAST_END: &str = "E0272";
-/// A view operation the bounds of a partial tile cannot follow (a partial
-/// tile of a hierarchical mode, a reshape that regroups a partial mode).
-pub const PARTIAL_VIEW: &str = "E0273";
 
 /// A `require` that is not a divisibility of dims by a positive constant
 /// (`require K % 8 == 0`), or one inside a spec body.
@@ -171,7 +168,7 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 57] = [
+pub const ALL: [&str; 59] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -225,6 +222,8 @@ pub const ALL: [&str; 57] = [
     CONTRACT_DATAFLOW,
     BAD_OCCUPANCY,
     OCCUPANCY_EXCEEDS_SM,
+    ACCESS_PAST_END,
+    BAD_REQUIREMENT,
     NOT_COVERED,
     WRITTEN_TWICE,
     UNSYNCHRONISED_WRITES,

@@ -1,12 +1,13 @@
 //! Stage 2, check: tests of the checker — the paper's examples end to end,
 //! type computations with the numbers of docs/language.md, the rules,
-//! broadcast views, and the REPL session.
+//! broadcast views, partial tiles, and the REPL session.
 
 mod broadcast;
 mod collective;
 mod contract;
 mod coverage;
 mod examples;
+mod partial;
 mod rules;
 mod session;
 mod types;
