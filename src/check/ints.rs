@@ -260,6 +260,75 @@ impl Checker {
     }
 }
 
+impl Checker {
+    /// `require a % d == 0` at kernel scope: a launch requirement on the
+    /// dims, `d` a positive constant (docs/language.md, "Partial tiles").
+    pub(crate) fn require_stmt(&mut self, cond: &crate::syntax::ast::Cond) {
+        use crate::syntax::ast::{CompareOp, CondKind};
+        let form = match &cond.kind {
+            CondKind::Compare(CompareOp::Eq, lhs, rhs) => match (&lhs.kind, &rhs.kind) {
+                (IntExprKind::Binary(IntOp::Rem, value, divisor), IntExprKind::Literal(0)) => {
+                    Some((value, divisor))
+                }
+                _ => None,
+            },
+            CondKind::Compare(..) | CondKind::And(..) | CondKind::Or(..) => None,
+        };
+        let Some((value, divisor)) = form else {
+            self.report(
+                Diagnostic::error(
+                    codes::BAD_REQUIREMENT,
+                    "a requirement states a divisibility",
+                    cond.span,
+                )
+                .with_label("not of the form `a % d == 0`")
+                .with_help("write `require K % 8 == 0`: K must be a multiple of 8 at launch"),
+            );
+            return;
+        };
+        let (Ok(value), Ok(divisor_value)) = (
+            self.int(value, IntContext::Type),
+            self.constant(divisor, "the divisor of a requirement"),
+        ) else {
+            return;
+        };
+        if divisor_value < 1 {
+            self.report(
+                Diagnostic::error(
+                    codes::BAD_REQUIREMENT,
+                    format!("a requirement with the divisor {divisor_value}"),
+                    divisor.span,
+                )
+                .with_label("not a positive constant")
+                .with_help("require a multiple of a positive constant, e.g. `K % 8 == 0`"),
+            );
+            return;
+        }
+        if let Some(constant) = value.as_const() {
+            if constant % divisor_value != 0 {
+                self.report(
+                    Diagnostic::error(
+                        codes::BAD_REQUIREMENT,
+                        format!(
+                            "this requirement never holds: {constant} % {divisor_value} is {}",
+                            constant % divisor_value
+                        ),
+                        cond.span,
+                    )
+                    .with_label("a requirement of constants")
+                    .with_help("require a property of the dims, e.g. `K % 8 == 0`"),
+                );
+            }
+            return;
+        }
+        self.require(Requirement::Divisible {
+            value,
+            divisor: Expr::Const(divisor_value),
+            span: cond.span,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -330,74 +399,5 @@ mod tests {
         assert_eq!(checker.bounds(&tid).hi(), None);
         let below_zero = Expr::sub(1.into(), Expr::var(Var::Dim(0)));
         assert_eq!(checker.bounds(&below_zero).hi(), Some(0));
-    }
-}
-
-impl Checker {
-    /// `require a % d == 0` at kernel scope: a launch requirement on the
-    /// dims, `d` a positive constant (docs/language.md, "Partial tiles").
-    pub(crate) fn require_stmt(&mut self, cond: &crate::syntax::ast::Cond) {
-        use crate::syntax::ast::{CompareOp, CondKind};
-        let form = match &cond.kind {
-            CondKind::Compare(CompareOp::Eq, lhs, rhs) => match (&lhs.kind, &rhs.kind) {
-                (IntExprKind::Binary(IntOp::Rem, value, divisor), IntExprKind::Literal(0)) => {
-                    Some((value, divisor))
-                }
-                _ => None,
-            },
-            CondKind::Compare(..) | CondKind::And(..) | CondKind::Or(..) => None,
-        };
-        let Some((value, divisor)) = form else {
-            self.report(
-                Diagnostic::error(
-                    codes::BAD_REQUIREMENT,
-                    "a requirement states a divisibility",
-                    cond.span,
-                )
-                .with_label("not of the form `a % d == 0`")
-                .with_help("write `require K % 8 == 0`: K must be a multiple of 8 at launch"),
-            );
-            return;
-        };
-        let (Ok(value), Ok(divisor_value)) = (
-            self.int(value, IntContext::Type),
-            self.constant(divisor, "the divisor of a requirement"),
-        ) else {
-            return;
-        };
-        if divisor_value < 1 {
-            self.report(
-                Diagnostic::error(
-                    codes::BAD_REQUIREMENT,
-                    format!("a requirement with the divisor {divisor_value}"),
-                    divisor.span,
-                )
-                .with_label("not a positive constant")
-                .with_help("require a multiple of a positive constant, e.g. `K % 8 == 0`"),
-            );
-            return;
-        }
-        if let Some(constant) = value.as_const() {
-            if constant % divisor_value != 0 {
-                self.report(
-                    Diagnostic::error(
-                        codes::BAD_REQUIREMENT,
-                        format!(
-                            "this requirement never holds: {constant} % {divisor_value} is {}",
-                            constant % divisor_value
-                        ),
-                        cond.span,
-                    )
-                    .with_label("a requirement of constants")
-                    .with_help("require a property of the dims, e.g. `K % 8 == 0`"),
-                );
-            }
-            return;
-        }
-        self.require(Requirement::Divisible {
-            value,
-            divisor: Expr::Const(divisor_value),
-            span: cond.span,
-        });
     }
 }
