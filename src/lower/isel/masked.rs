@@ -205,7 +205,8 @@ impl KernelLowering<'_, '_> {
             MemoryPattern::Load { .. } | MemoryPattern::Store { .. } if bounded.count == 1 => {
                 self.move_elements(pattern, out, input, valid)
             }
-            MemoryPattern::Load { .. } | MemoryPattern::Store { .. } => {
+            MemoryPattern::Store { .. } => self.predicated_store(out, input, valid, proven),
+            MemoryPattern::Load { .. } => {
                 let whole = self.out.reg(RegClass::Pred);
                 self.out.emit(
                     "setp.eq.u32",
@@ -251,6 +252,60 @@ impl KernelLowering<'_, '_> {
             }
             None => false,
         })
+    }
+
+    /// A masked store of several elements with predicates and no branch
+    /// (an epilogue stores many): the vector store under `valid == n` (and
+    /// alignment, where not proven), each element's store under
+    /// `e < valid` and not that.
+    fn predicated_store(
+        &mut self,
+        out: &OperandInfo,
+        input: &OperandInfo,
+        valid: Reg,
+        proven: bool,
+    ) -> Result<(), LowerError> {
+        let count = out.count;
+        let fast = self.out.reg(RegClass::Pred);
+        self.out.emit(
+            "setp.eq.u32",
+            vec![fast.into(), valid.into(), imm(count as i64)],
+        )?;
+        if !proven {
+            let aligned = self.aligned(out, out.bytes())?;
+            self.out
+                .emit("and.pred", vec![fast.into(), fast.into(), aligned.into()])?;
+        }
+        let words = self.read_words(input)?;
+        let address = self.address(out, 0)?;
+        let vector = match words.as_slice() {
+            [one] => Operand::Reg(*one),
+            many => Operand::Vector(many.to_vec()),
+        };
+        self.out.emit_guarded(
+            Guard::when(fast),
+            &access_name("st", Memory::Global, words.len(), words[0].class),
+            vec![address.into(), vector],
+        )?;
+        let values = if out.scalar.bytes() == 2 {
+            self.read_halves(input)?
+        } else {
+            words
+        };
+        let slow = self.out.reg(RegClass::Pred);
+        self.out.emit("not.pred", vec![slow.into(), fast.into()])?;
+        let exists = self.element_predicates(count, valid)?;
+        for (e, (value, exists)) in values.iter().zip(exists).enumerate() {
+            self.out
+                .emit("and.pred", vec![exists.into(), exists.into(), slow.into()])?;
+            let destination = self.address(out, e)?;
+            self.out.emit_guarded(
+                Guard::when(exists),
+                &access_name("st", Memory::Global, 1, value.class),
+                vec![destination.into(), (*value).into()],
+            )?;
+        }
+        Ok(())
     }
 
     /// `@p` the first branch, else the second, each in its own scope.
