@@ -301,7 +301,7 @@ pub struct SpecStmt {
 pub enum SpecKind {
     /// `out = in`, converting the scalar type; `asynchronous` asks for
     /// `cp.async`. Rule: a `masked` Move reads an element of the input
-    /// outside the input's bounds (its view's [`Bounds`]) as zero and skips
+    /// outside the input's bounds (its view's [`Bound`]s) as zero and skips
     /// an element outside the output's bounds; it is the only atomic access
     /// allowed to reach past a partial tile.
     Move {

@@ -159,7 +159,7 @@ pub fn check(
 }
 
 impl KernelLowering<'_, '_> {
-    /// Emits a masked move that [`check`] accepted.
+    /// Emits a masked move that `masked::check` accepted.
     pub fn masked_move(
         &mut self,
         request: &Request,
