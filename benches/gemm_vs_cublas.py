@@ -11,6 +11,11 @@ layouts works (`--file examples/gemm_f16.gph --kernel gemm_f16_f16out`).
     python3 benches/gemm_vs_cublas.py                         # the sizes of docs/performance.md
     python3 benches/gemm_vs_cublas.py 4096x4096x4096 -D STAGES=4
     python3 benches/gemm_vs_cublas.py --json out.json
+    python3 benches/gemm_vs_cublas.py --batch 32 512x512x64 --kernel gemm_f16_sm90_batched
+
+With `--batch L`, A, B and C are L matrices each, stored one after another
+(a strided batched GEMM: our kernel's `%A:[M, K, L : K, 1, M*K]`), against
+`torch.bmm`.
 
 For each size: both outputs are checked against an f64 product of sampled
 rows (and ours for unwritten elements), then the two sides are timed
@@ -55,28 +60,35 @@ def build(ptxgen, source, defines, folder):
 
 
 def relative_error(torch, out, a, bt, rows):
-    """‖out − A·B‖ / ‖A·B‖ over the sampled rows, in f64."""
-    reference = a[rows].double() @ bt.double().t()
-    got = out[rows].double()
+    """‖out − A·B‖ / ‖A·B‖ over the sampled rows (of every matrix of a batch), in f64."""
+    reference = a[..., rows, :].double() @ bt.double().transpose(-1, -2)
+    got = out[..., rows, :].double()
     return (torch.linalg.norm(got - reference) / torch.linalg.norm(reference)).item()
 
 
 def one_size(torch, kernel, m, n, k, args):
+    batch = args.batch
     dims = {"M": m, "N": n, "K": k}
-    set_bytes = 2 * (m * k + n * k + m * n)
+    if batch:
+        dims["L"] = batch
+    lead = (batch,) if batch else ()
+    set_bytes = 2 * (m * k + n * k + m * n) * (batch or 1)
     free, _total = torch.cuda.mem_get_info()
     sets = harness.rotation_sets(set_bytes, free // 2)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
 
     def new_set():
-        a = torch.rand((m, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
-        bt = torch.rand((n, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
-        return a, bt, torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        a = torch.rand((*lead, m, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+        bt = torch.rand((*lead, n, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+        return a, bt, torch.full((*lead, m, n), float("nan"), device="cuda", dtype=torch.float16)
 
     ours_sets = [new_set() for _ in range(sets)]
     base_sets = [new_set() for _ in range(sets)]
     ours = [kernel.bind({"%A": a, "%B": bt, "%C": c}, dims) for a, bt, c in ours_sets]
-    baseline = [(lambda a=a, bt=bt, c=c: torch.matmul(a, bt.t(), out=c)) for a, bt, c in base_sets]
+    if batch:
+        baseline = [(lambda a=a, bt=bt, c=c: torch.bmm(a, bt.transpose(1, 2), out=c)) for a, bt, c in base_sets]
+    else:
+        baseline = [(lambda a=a, bt=bt, c=c: torch.matmul(a, bt.t(), out=c)) for a, bt, c in base_sets]
 
     # Correctness of both sides on their first set, before any timing.
     ours[0]()
@@ -91,11 +103,12 @@ def one_size(torch, kernel, m, n, k, args):
     ok = unwritten == 0 and ours_error < 1e-2 and base_error < 1e-2
 
     timing = harness.compare(torch, ours, baseline, pairs=args.pairs, launches=args.launches, warmup=args.warmup)
-    flops = 2.0 * m * n * k
+    flops = 2.0 * m * n * k * (batch or 1)
     row = {
         "m": m,
         "n": n,
         "k": k,
+        "batch": batch or 1,
         "sets_per_side": sets,
         "ours_relative_error": ours_error,
         "cublas_relative_error": base_error,
@@ -114,6 +127,7 @@ def main():
     parser.add_argument("sizes", nargs="*", type=parse_size, help="MxNxK (default: the standard list)")
     parser.add_argument("--file", default="examples/gemm_f16_sm90.gph")
     parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
+    parser.add_argument("--batch", type=int, default=0, help="L: a strided batch of L problems (torch.bmm)")
     harness.add_run_arguments(parser)
     args = parser.parse_args()
 
@@ -123,6 +137,8 @@ def main():
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
         print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
         print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")
+        if args.batch:
+            print(f"# a batch of {args.batch} problems of each size (ours strided batched, torch.bmm)")
         print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = cuBLAS time / ours")
         print(
             f"{'M':>6} {'N':>6} {'K':>6} {'ours TF/s':>9} {'cuBLAS':>8} {'ratio':>6} {'(lo-hi)':>13}"

@@ -5,7 +5,8 @@
 # {1, 7, 64, 65, 127, 1000, 1009, 4095, 4096, …} — tile multiples, one past,
 # one short, primes, and K not a multiple of 8 (run with `--define ALIGN=1`,
 # the kernels' any-K path). Prints one line per run and a count per file;
-# exits 1 when a run fails.
+# exits 1 when a run fails. A file with a batched kernel (`%A:[M, K, L …`)
+# runs it with L = 2.
 #
 #   cargo build --release --features cuda
 #   bash scripts/gemm-sweep.sh                          # the four GEMM examples
@@ -28,13 +29,15 @@ status=0
 for file in "${files[@]}"; do
     passed=0
     failed=0
+    batch=()
+    grep -q '%A:\[M, K, L' "$file" && batch=(--dim L=2)
     for triple in "${triples[@]}"; do
         IFS=, read -r m n k <<<"$triple"
         align=()
         [ $((k % 8)) -ne 0 ] && align=(--define ALIGN=1)
         seed=$(( (RANDOM << 15) | RANDOM ))
         out=$("$ptxgen" run --backend gpu --check --seed "$seed" --dim "M=$m" --dim "N=$n" \
-            --dim "K=$k" "${align[@]}" "$file" 2>&1)
+            --dim "K=$k" "${batch[@]}" "${align[@]}" "$file" 2>&1)
         echo "$out" | grep -E '^(PASS|FAIL)|^error'
         passed=$((passed + $(echo "$out" | grep -c '^PASS')))
         failed=$((failed + $(echo "$out" | grep -c -E '^FAIL|^error')))

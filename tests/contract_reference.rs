@@ -214,3 +214,63 @@ fn a_generic_spec_without_a_contract_is_refused_in_one_line() {
     assert!(!text.contains('\n'), "{text}");
     assert!(text.contains("no `contract { … }` block"), "{text}");
 }
+
+/// A MatMul over operands of three modes multiplies matrix by matrix:
+/// C[:, :, l] = A[:, :, l]·B[:, :, l], A stored `[M, K, L : K, 1, M*K]`.
+#[test]
+fn a_batched_matmul_multiplies_each_matrix_of_the_batch() {
+    let source = "const M = 3\nconst N = 2\nconst K = 4\nkernel batched {
+    %a:[M, K, L : K, 1, M*K].fp32.GL
+    %b:[K, N, L : 1, K, N*K].fp32.GL
+    %c:[M, N, L : N, 1, M*N].fp32.GL
+    contract {
+        %c <- MatMul<overwrite>(%a, %b)
+    }
+    #blocks:[L].block
+    #t:[1].thread
+    %c <- Spec<<<#blocks, #t>>>(%a, %b) {
+        #me:[].thread = #t.scalar()
+        #one:[].block = #blocks.scalar()
+        @l = #blocks.indices()
+        for (i = 0; i < M; i += 1) {
+            for (j = 0; j < N; j += 1) {
+                %c[i, j, @l] <- Init<0.0><<<#one, #me>>>()
+                for (k = 0; k < K; k += 1) {
+                    %c[i, j, @l] <- MatMul<<<#one, #me>>>(%a[i, k, @l], %b[k, j, @l])
+                }
+            }
+        }
+    }
+}
+";
+    let kernel = kernel(source);
+    let l = 3;
+    let contract = Contract::of(&kernel, &[l as i64]).unwrap();
+    let (m, n, k) = (3, 2, 4);
+    let (a, b) = (values(m * k * l, 4), values(k * n * l, 5));
+    let result = contract.evaluate(&[&a, &b, &vec![0.0; m * n * l]]).unwrap();
+    // Each value goes to C's buffer at its index's offset.
+    let mut c = vec![f64::NAN; m * n * l];
+    for (i, value) in result.values.iter().enumerate() {
+        c[result.index.offset(i) as usize] = *value;
+    }
+    for batch in 0..l {
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f64 = (0..k)
+                    .map(|p| a[batch * m * k + i * k + p] * b[batch * n * k + j * k + p])
+                    .sum();
+                let want = round_to(Scalar::Fp32, dot);
+                assert_eq!(
+                    c[batch * m * n + i * n + j],
+                    want,
+                    "({i}, {j}) of matrix {batch}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        contract.matmul().map(|shape| shape.flops()),
+        Some(2 * (m * n * k * l) as u128)
+    );
+}

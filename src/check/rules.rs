@@ -79,12 +79,14 @@ fn logical_extents(levels: &[Level]) -> Option<Vec<Expr>> {
     )
 }
 
-/// `(rows, columns)` of a matrix operand; a scalar is 1×1.
-fn matrix(levels: &[Level]) -> Option<(Expr, Expr)> {
+/// `(rows, columns, batch)` of a matrix operand: a scalar is 1×1, a
+/// third mode is a batch of matrices (batch 1 without one).
+fn matrix(levels: &[Level]) -> Option<(Expr, Expr, Expr)> {
     match logical_extents(levels)?.as_slice() {
-        [] => Some((Expr::Const(1), Expr::Const(1))),
-        [rows, columns] => Some((rows.clone(), columns.clone())),
-        [_] | [_, _, _, ..] => None,
+        [] => Some((Expr::Const(1), Expr::Const(1), Expr::Const(1))),
+        [rows, columns] => Some((rows.clone(), columns.clone(), Expr::Const(1))),
+        [rows, columns, batch] => Some((rows.clone(), columns.clone(), batch.clone())),
+        [_] | [_, _, _, _, ..] => None,
     }
 }
 
@@ -394,22 +396,33 @@ impl Checker {
                             view.span,
                         )
                         .with_label(format!("of type {text}"))
-                        .with_note("a MatMul operand has two modes at every level (rows, columns), or is a scalar")
+                        .with_note("a MatMul operand has two modes at every level (rows, columns), three for a batch of matrices (rows, columns, batch), or is a scalar")
                         .with_help("tile or index the operand down to rows × columns"),
                     );
                     return;
                 }
             }
         }
-        let [(m_c, n_c), (m_a, k_a), (k_b, n_b)] = [&shapes[0], &shapes[1], &shapes[2]];
+        let [(m_c, n_c, l_c), (m_a, k_a, l_a), (k_b, n_b, l_b)] =
+            [&shapes[0], &shapes[1], &shapes[2]];
         let checks = [
             (same(m_a, m_c), "A and C must have as many rows (M)"),
             (same(k_a, k_b), "A's columns and B's rows must agree (K)"),
             (same(n_b, n_c), "B and C must have as many columns (N)"),
+            (
+                same(l_a, l_c) && same(l_b, l_c),
+                "A, B and C must hold as many matrices (their third mode, the batch)",
+            ),
         ];
         if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
-            let show = |(rows, columns): &(Expr, Expr)| {
-                format!("{}×{}", self.expr_text(rows), self.expr_text(columns))
+            let show = |(rows, columns, batch): &(Expr, Expr, Expr)| match batch.as_const() {
+                Some(1) => format!("{}×{}", self.expr_text(rows), self.expr_text(columns)),
+                _ => format!(
+                    "{}×{}×{}",
+                    self.expr_text(rows),
+                    self.expr_text(columns),
+                    self.expr_text(batch)
+                ),
             };
             let (tc, ta, tb) = (show(&shapes[0]), show(&shapes[1]), show(&shapes[2]));
             self.report(

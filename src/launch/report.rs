@@ -297,6 +297,7 @@ mod tests {
         m: 4096,
         n: 4096,
         k: 4096,
+        batch: 1,
         accumulate: true,
     });
 

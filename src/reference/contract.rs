@@ -10,7 +10,8 @@ use crate::ir::{
 };
 
 /// The problem size of a `MatMul` contract, from its operands' matrix
-/// readings: A is `m×k`, B `k×n`, C `m×n`.
+/// readings: A is `m×k`, B `k×n`, C `m×n`, `batch` of each (1 for
+/// operands of two modes; a third mode is the batch).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MatMulShape {
     /// Rows of A and C.
@@ -19,6 +20,8 @@ pub struct MatMulShape {
     pub n: usize,
     /// Columns of A, rows of B.
     pub k: usize,
+    /// Matrices of each operand.
+    pub batch: usize,
     /// `C = C + A·B` (true) or `C = A·B` (`MatMul<overwrite>`).
     pub accumulate: bool,
 }
@@ -26,7 +29,7 @@ pub struct MatMulShape {
 impl MatMulShape {
     /// Floating-point operations: one multiply and one add per term.
     pub fn flops(&self) -> u128 {
-        2 * self.m as u128 * self.n as u128 * self.k as u128
+        2 * self.batch as u128 * self.m as u128 * self.n as u128 * self.k as u128
     }
 }
 
@@ -183,6 +186,7 @@ impl Step {
                 m: 0,
                 n: 0,
                 k: 0,
+                batch: 1,
                 accumulate: *accumulate,
             }),
             SpecKind::Unary(op) => ContractKind::Unary(*op),
@@ -359,14 +363,14 @@ fn same_count(output: &ResolvedView, input: &ResolvedView) -> Result<(), Referen
     )))
 }
 
-fn matrix_of(view: &ResolvedView) -> Result<(usize, usize), ReferenceError> {
-    let (rows, columns) = view.matrix().ok_or_else(|| {
+fn matrix_of(view: &ResolvedView) -> Result<(usize, usize, usize), ReferenceError> {
+    let (rows, columns, batch) = view.matrix().ok_or_else(|| {
         ReferenceError::Shape(format!(
-            "{} is not a matrix: a MatMul operand has two modes at every level",
+            "{} is not a matrix: a MatMul operand has two modes at every level (three for a batch)",
             view.name
         ))
     })?;
-    Ok((extent_of(&rows), extent_of(&columns)))
+    Ok((extent_of(&rows), extent_of(&columns), extent_of(&batch)))
 }
 
 fn matmul_shape(
@@ -375,12 +379,13 @@ fn matmul_shape(
     c: &ResolvedView,
     accumulate: bool,
 ) -> Result<MatMulShape, ReferenceError> {
-    let (m, k) = matrix_of(a)?;
-    let (k_b, n) = matrix_of(b)?;
-    let (m_c, n_c) = matrix_of(c)?;
-    if k != k_b || m != m_c || n != n_c {
+    let (m, k, l_a) = matrix_of(a)?;
+    let (k_b, n, l_b) = matrix_of(b)?;
+    let (m_c, n_c, batch) = matrix_of(c)?;
+    if k != k_b || m != m_c || n != n_c || l_a != batch || l_b != batch {
         return Err(ReferenceError::Shape(format!(
-            "MatMul of {} ({m}×{k}) by {} ({k_b}×{n}) into {} ({m_c}×{n_c})",
+            "MatMul of {} ({m}×{k}, batch {l_a}) by {} ({k_b}×{n}, batch {l_b}) into {} \
+             ({m_c}×{n_c}, batch {batch})",
             a.name, b.name, c.name
         )));
     }
@@ -388,6 +393,7 @@ fn matmul_shape(
         m,
         n,
         k,
+        batch,
         accumulate,
     })
 }

@@ -320,8 +320,9 @@ impl Step {
         Ok((index, values))
     }
 
-    /// `C (+)= A·B` on dense row-major copies; the result in C's row-major
-    /// order, with the index that places it.
+    /// `C (+)= A·B` on dense row-major copies, matrix by matrix of a batch;
+    /// the result in C's row-major order (the batch outermost), with the
+    /// index that places it.
     fn matmul(
         &self,
         shape: &MatMulShape,
@@ -329,11 +330,11 @@ impl Step {
     ) -> Result<(FlatIndex, Vec<f64>), ReferenceError> {
         let data = |view: &ResolvedView| store.data(view);
         let row_major = |view: &ResolvedView| -> Result<FlatIndex, ReferenceError> {
-            let (rows, columns) = view
+            let (rows, columns, batch) = view
                 .matrix()
                 .ok_or_else(|| ReferenceError::Shape(format!("{} is not a matrix", view.name)))?;
-            // Columns fastest: element r·columns + c.
-            view.index_over(columns.into_iter().chain(rows).collect())
+            // Columns fastest: element (b·rows + r)·columns + c.
+            view.index_over(columns.into_iter().chain(rows).chain(batch).collect())
         };
         let (a, b, c) = (self.input(0)?, self.input(1)?, &self.output);
         let a_dense = gather(&row_major(a)?, data(a)?, &a.name)?;
@@ -344,7 +345,17 @@ impl Step {
         } else {
             vec![0.0; c_index.len()]
         };
-        gemm_accumulate(shape.m, shape.n, shape.k, &a_dense, &b_dense, &mut c_dense)?;
+        let (a_size, b_size, c_size) = (shape.m * shape.k, shape.k * shape.n, shape.m * shape.n);
+        for matrix in 0..shape.batch {
+            gemm_accumulate(
+                shape.m,
+                shape.n,
+                shape.k,
+                &a_dense[matrix * a_size..(matrix + 1) * a_size],
+                &b_dense[matrix * b_size..(matrix + 1) * b_size],
+                &mut c_dense[matrix * c_size..(matrix + 1) * c_size],
+            )?;
+        }
         Ok((c_index, c_dense))
     }
 

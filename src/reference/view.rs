@@ -352,16 +352,22 @@ impl ResolvedView {
         )
     }
 
-    /// The view as a matrix: `(rows, columns)` leaves of its two logical
-    /// modes; a scalar is 1×1. `None` for any other rank.
-    pub fn matrix(&self) -> Option<(Vec<Leaf>, Vec<Leaf>)> {
+    /// The view as a batch of matrices: `(rows, columns, batch)` leaves of
+    /// its logical modes; a scalar is 1×1, two modes are one matrix (no
+    /// batch leaves), a third mode is the batch. `None` for any other rank.
+    pub fn matrix(&self) -> Option<(Vec<Leaf>, Vec<Leaf>, Vec<Leaf>)> {
         let mut modes = self.logical_modes()?;
         match modes.len() {
-            0 => Some((Vec::new(), Vec::new())),
-            2 => {
+            0 => Some((Vec::new(), Vec::new(), Vec::new())),
+            2 | 3 => {
+                let batch = if modes.len() == 3 {
+                    modes.pop()?
+                } else {
+                    Vec::new()
+                };
                 let columns = modes.pop()?;
                 let rows = modes.pop()?;
-                Some((rows, columns))
+                Some((rows, columns, batch))
             }
             _ => None,
         }
