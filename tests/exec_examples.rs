@@ -254,7 +254,14 @@ fn removing_an_mma_wait_is_reported_as_an_early_read_of_the_accumulators() {
         .unwrap_or_else(|d| panic!("{name}: does not compile: {d:?}"));
     let ptx = without(&compiled.text, "wgmma.wait_group.sync.aligned 0;");
     assert_ne!(ptx.len(), compiled.text.len(), "the PTX has the wait");
-    let selected = select(&compiled, Some("gemm_f16_sm90"), &args.dims).expect("selects");
+    // The line's batch size (L) is the batched kernel's, not this one's.
+    let dims: Vec<DimArg> = args
+        .dims
+        .iter()
+        .filter(|dim| dim.name != "L")
+        .cloned()
+        .collect();
+    let selected = select(&compiled, Some("gemm_f16_sm90"), &dims).expect("selects");
     let run = run_kernel_cpu(&ptx, &selected[0].plan, &selected[0].contract, 1, true)
         .unwrap_or_else(|e| panic!("{e}"));
     let early = run

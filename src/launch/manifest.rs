@@ -177,10 +177,11 @@ fn view_elements(view: &View) -> Expr {
     product(view.ty.levels.iter().flat_map(|level| level.shape.leaves()))
 }
 
-/// A view read as a matrix (`reference::ResolvedView::matrix`): mode 0 of
-/// every level gives the rows, mode 1 the columns; `None` unless every
-/// level has two modes (or none at all).
-fn matrix(view: &View) -> Option<(Expr, Expr)> {
+/// A view read as a batch of matrices (`reference::ResolvedView::matrix`):
+/// mode 0 of every level gives the rows, mode 1 the columns, a mode 2 the
+/// batch (1 without one); `None` unless every level has two or three
+/// modes (or none at all).
+fn matrix(view: &View) -> Option<(Expr, Expr, Expr)> {
     let levels: Vec<Vec<_>> = view
         .ty
         .levels
@@ -191,18 +192,17 @@ fn matrix(view: &View) -> Option<(Expr, Expr)> {
     if levels.iter().any(|modes| modes.len() != rank) {
         return None;
     }
+    let mode = |i: usize| product(levels.iter().flat_map(|modes| modes[i].leaves()));
     match rank {
-        0 => Some((Expr::from(1), Expr::from(1))),
-        2 => Some((
-            product(levels.iter().flat_map(|modes| modes[0].leaves())),
-            product(levels.iter().flat_map(|modes| modes[1].leaves())),
-        )),
+        0 => Some((Expr::from(1), Expr::from(1), Expr::from(1))),
+        2 => Some((mode(0), mode(1), Expr::from(1))),
+        3 => Some((mode(0), mode(1), mode(2))),
         _ => None,
     }
 }
 
 /// The work of one launch as `ptxgen bench` counts it (`launch::Work`),
-/// with the dims left symbolic: `2*m*n*k` FLOPs for a contract with one
+/// with the dims left symbolic: `2*m*n*k` FLOPs (times the batch) for a contract with one
 /// `MatMul` of whole tensors, else the bytes of the outermost spec's whole
 /// global operands, each read or written once.
 fn work_entry(kernel: &Kernel, text: &dyn Fn(&Expr) -> String) -> Value {
@@ -225,18 +225,25 @@ fn work_entry(kernel: &Kernel, text: &dyn Fn(&Expr) -> String) -> Value {
         },
         _ => None,
     };
-    if let Some(((m, k), (_, n))) = shape {
+    if let Some(((m, k, batch), (_, n, _))) = shape {
         let flops = Expr::mul(
-            Expr::mul(Expr::mul(Expr::from(2), m.clone()), n.clone()),
-            k.clone(),
+            Expr::mul(
+                Expr::mul(Expr::mul(Expr::from(2), m.clone()), n.clone()),
+                k.clone(),
+            ),
+            batch.clone(),
         );
-        return json!({
+        let mut entry = json!({
             "kind": "flops",
             "value": text(&flops),
             "m": text(&m),
             "n": text(&n),
             "k": text(&k),
         });
+        if batch.as_const() != Some(1) {
+            entry["batch"] = json!(text(&batch));
+        }
+        return entry;
     }
     let root = &kernel.root;
     let bytes = root
