@@ -13,7 +13,8 @@ layouts works (`--file examples/gemm_f16.gph --kernel gemm_f16_f16out`).
     python3 benches/gemm_vs_cublas.py --json out.json
     python3 benches/gemm_vs_cublas.py --batch 32 512x512x64 --kernel gemm_f16_sm90_batched
 
-With `--batch L`, A, B and C are L matrices each, stored one after another
+With `--dtype bf16`, A, B and C are bfloat16 on both sides
+(`--kernel gemm_bf16_sm90`). With `--batch L`, A, B and C are L matrices each, stored one after another
 (a strided batched GEMM: our kernel's `%A:[M, K, L : K, 1, M*K]`), against
 `torch.bmm`.
 
@@ -77,10 +78,12 @@ def one_size(torch, kernel, m, n, k, args):
     sets = harness.rotation_sets(set_bytes, free // 2)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
 
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+
     def new_set():
-        a = torch.rand((*lead, m, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
-        bt = torch.rand((*lead, n, k), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
-        return a, bt, torch.full((*lead, m, n), float("nan"), device="cuda", dtype=torch.float16)
+        a = torch.rand((*lead, m, k), device="cuda", dtype=dtype, generator=gen) * 2 - 1
+        bt = torch.rand((*lead, n, k), device="cuda", dtype=dtype, generator=gen) * 2 - 1
+        return a, bt, torch.full((*lead, m, n), float("nan"), device="cuda", dtype=dtype)
 
     ours_sets = [new_set() for _ in range(sets)]
     base_sets = [new_set() for _ in range(sets)]
@@ -128,6 +131,7 @@ def main():
     parser.add_argument("--file", default="examples/gemm_f16_sm90.gph")
     parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
     parser.add_argument("--batch", type=int, default=0, help="L: a strided batch of L problems (torch.bmm)")
+    parser.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16", help="element type of A, B and C on both sides")
     harness.add_run_arguments(parser)
     args = parser.parse_args()
 
@@ -137,6 +141,8 @@ def main():
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
         print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
         print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")
+        if args.dtype != "fp16":
+            print(f"# A, B and C in {args.dtype} on both sides")
         if args.batch:
             print(f"# a batch of {args.batch} problems of each size (ours strided batched, torch.bmm)")
         print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = cuBLAS time / ours")
