@@ -159,19 +159,7 @@ impl Checker {
     /// must be masked (`Move<masked>`) or guarded by an `if` that keeps its
     /// last coordinate below the mode's extent (E0272).
     pub(super) fn check_reach(&mut self, kind: &SpecKind, kind_span: Span, operands: &[View]) {
-        let masked = match kind {
-            SpecKind::Move { masked, .. } => *masked,
-            SpecKind::MatMul { .. }
-            | SpecKind::Unary(_)
-            | SpecKind::Binary(_)
-            | SpecKind::Ternary(_)
-            | SpecKind::Select(_)
-            | SpecKind::Reduction { .. }
-            | SpecKind::Shfl { .. }
-            | SpecKind::Init { .. }
-            | SpecKind::Generic => false,
-        };
-        if masked {
+        if kind.masked() {
             return;
         }
         for view in operands {

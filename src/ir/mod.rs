@@ -368,6 +368,23 @@ impl SpecKind {
             | SpecKind::Generic => false,
         }
     }
+
+    /// Whether the spec is a `Move<masked>`, the one atomic access allowed
+    /// to reach past a partial tile.
+    pub fn masked(&self) -> bool {
+        match self {
+            SpecKind::Move { masked, .. } => *masked,
+            SpecKind::MatMul { .. }
+            | SpecKind::Unary(_)
+            | SpecKind::Binary(_)
+            | SpecKind::Ternary(_)
+            | SpecKind::Select(_)
+            | SpecKind::Reduction { .. }
+            | SpecKind::Shfl { .. }
+            | SpecKind::Init { .. }
+            | SpecKind::Generic => false,
+        }
+    }
 }
 
 /// `for (var = lo; var < hi; var += step) { body }`.

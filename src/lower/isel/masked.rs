@@ -19,26 +19,14 @@ use super::super::views::{ElementBound, OperandInfo};
 use super::memory::{MemoryPattern, check_access, check_size};
 use super::values::access_name;
 use super::{Matched, Plan, Progress, Reject, Request};
-use crate::ir::{Memory, SpecKind};
+use crate::ir::Memory;
 use crate::ptx::operand::AddressBase;
 use crate::ptx::{Guard, Operand, Reg, RegClass, imm};
 
 /// Whether `request` is a `Move<masked>` with an operand that may reach
 /// past a partial tile: the moves this module lowers.
 pub fn applies(request: &Request) -> bool {
-    let masked = match &request.kind {
-        SpecKind::Move { masked, .. } => *masked,
-        SpecKind::MatMul { .. }
-        | SpecKind::Unary(_)
-        | SpecKind::Binary(_)
-        | SpecKind::Ternary(_)
-        | SpecKind::Select(_)
-        | SpecKind::Reduction { .. }
-        | SpecKind::Shfl { .. }
-        | SpecKind::Init { .. }
-        | SpecKind::Generic => false,
-    };
-    masked
+    request.kind.masked()
         && request
             .outputs
             .iter()
