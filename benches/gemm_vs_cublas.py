@@ -13,6 +13,11 @@ layouts works (`--file examples/gemm_f16.gph --kernel gemm_f16_f16out`).
     python3 benches/gemm_vs_cublas.py --json out.json
     python3 benches/gemm_vs_cublas.py --batch 32 512x512x64 --kernel gemm_f16_sm90_batched
 
+With `--layout rr` (or `cr`, `cc`; the default `rc` is A row-major, B
+column-major), A is stored row- (r) or column-major (c), and so is B: the
+kernel must read that layout (`--file examples/gemm_f16.gph --kernel
+gemm_f16_rr`); cuBLAS gets the same storage as transposed views.
+
 With `--dtype bf16`, A, B and C are bfloat16 on both sides
 (`--kernel gemm_bf16_sm90`). With `--batch L`, A, B and C are L matrices each, stored one after another
 (a strided batched GEMM: our kernel's `%A:[M, K, L : K, 1, M*K]`), against
@@ -60,9 +65,9 @@ def build(ptxgen, source, defines, folder):
     return ptx, manifest
 
 
-def relative_error(torch, out, a, bt, rows):
+def relative_error(torch, out, a, b, rows):
     """‖out − A·B‖ / ‖A·B‖ over the sampled rows (of every matrix of a batch), in f64."""
-    reference = a[..., rows, :].double() @ bt.double().transpose(-1, -2)
+    reference = a[..., rows, :].double() @ b.double()
     got = out[..., rows, :].double()
     return (torch.linalg.norm(got - reference) / torch.linalg.norm(reference)).item()
 
@@ -80,29 +85,37 @@ def one_size(torch, kernel, m, n, k, args):
 
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
 
+    def operand(rows, cols, row_major):
+        """A rows×cols matrix (or batch of them) stored row- or column-major:
+        (the logical view, the storage our kernel reads)."""
+        shape = (*lead, rows, cols) if row_major else (*lead, cols, rows)
+        stored = torch.rand(shape, device="cuda", dtype=dtype, generator=gen) * 2 - 1
+        return (stored if row_major else stored.transpose(-1, -2)), stored
+
     def new_set():
-        a = torch.rand((*lead, m, k), device="cuda", dtype=dtype, generator=gen) * 2 - 1
-        bt = torch.rand((*lead, n, k), device="cuda", dtype=dtype, generator=gen) * 2 - 1
-        return a, bt, torch.full((*lead, m, n), float("nan"), device="cuda", dtype=dtype)
+        a, a_stored = operand(m, k, args.layout[0] == "r")
+        b, b_stored = operand(k, n, args.layout[1] == "r")
+        c = torch.full((*lead, m, n), float("nan"), device="cuda", dtype=dtype)
+        return a, b, c, a_stored, b_stored
 
     ours_sets = [new_set() for _ in range(sets)]
     base_sets = [new_set() for _ in range(sets)]
-    ours = [kernel.bind({"%A": a, "%B": bt, "%C": c}, dims) for a, bt, c in ours_sets]
+    ours = [kernel.bind({"%A": sa, "%B": sb, "%C": c}, dims) for _, _, c, sa, sb in ours_sets]
     if batch:
-        baseline = [(lambda a=a, bt=bt, c=c: torch.bmm(a, bt.transpose(1, 2), out=c)) for a, bt, c in base_sets]
+        baseline = [(lambda a=a, b=b, c=c: torch.bmm(a, b, out=c)) for a, b, c, _, _ in base_sets]
     else:
-        baseline = [(lambda a=a, bt=bt, c=c: torch.matmul(a, bt.t(), out=c)) for a, bt, c in base_sets]
+        baseline = [(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) for a, b, c, _, _ in base_sets]
 
     # Correctness of both sides on their first set, before any timing.
     ours[0]()
     baseline[0]()
     torch.cuda.synchronize()
     rows = torch.randperm(m, generator=gen, device="cuda")[: min(m, 256)]
-    a, bt, c = ours_sets[0]
+    a, b, c, _, _ = ours_sets[0]
     unwritten = torch.isnan(c).sum().item()
-    ours_error = relative_error(torch, c, a, bt, rows)
-    a, bt, c = base_sets[0]
-    base_error = relative_error(torch, c, a, bt, rows)
+    ours_error = relative_error(torch, c, a, b, rows)
+    a, b, c, _, _ = base_sets[0]
+    base_error = relative_error(torch, c, a, b, rows)
     ok = unwritten == 0 and ours_error < 1e-2 and base_error < 1e-2
 
     timing = harness.compare(torch, ours, baseline, pairs=args.pairs, launches=args.launches, warmup=args.warmup)
@@ -132,6 +145,9 @@ def main():
     parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
     parser.add_argument("--batch", type=int, default=0, help="L: a strided batch of L problems (torch.bmm)")
     parser.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16", help="element type of A, B and C on both sides")
+    parser.add_argument(
+        "--layout", choices=["rc", "rr", "cr", "cc"], default="rc", help="A and B each row- (r) or column-major (c); default rc"
+    )
     harness.add_run_arguments(parser)
     args = parser.parse_args()
 
@@ -141,6 +157,8 @@ def main():
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
         print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
         print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")
+        if args.layout != "rc":
+            print(f"# A {'row' if args.layout[0] == 'r' else 'column'}-major, B {'row' if args.layout[1] == 'r' else 'column'}-major on both sides")
         if args.dtype != "fp16":
             print(f"# A, B and C in {args.dtype} on both sides")
         if args.batch:
@@ -167,7 +185,7 @@ def main():
             torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": facts, "kernel": args.kernel, "file": args.file, "defines": args.define, "results": rows}, f, indent=1)
+            json.dump({"device": facts, "kernel": args.kernel, "file": args.file, "defines": args.define, "layout": args.layout, "results": rows}, f, indent=1)
     if not all(row["correct"] for row in rows):
         sys.exit(1)
 

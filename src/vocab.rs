@@ -287,6 +287,18 @@ impl CompareOp {
         }
     }
 
+    /// Whether `x op y` holds.
+    pub fn holds(self, x: i64, y: i64) -> bool {
+        match self {
+            CompareOp::Eq => x == y,
+            CompareOp::Ne => x != y,
+            CompareOp::Lt => x < y,
+            CompareOp::Le => x <= y,
+            CompareOp::Gt => x > y,
+            CompareOp::Ge => x >= y,
+        }
+    }
+
     /// The operator's symbol.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -239,7 +239,7 @@ fn an_occupancy_request_reaches_the_entry_header_and_ptxas() {
     assert_eq!(
         two.matches(".maxntid 256, 1, 1\n.minnctapersm 2\n{")
             .count(),
-        2,
+        two.matches(".visible .entry").count(),
         "{two}"
     );
     assert!(!two.contains(".maxnreg"), "{two}");
@@ -262,28 +262,45 @@ fn an_occupancy_request_reaches_the_entry_header_and_ptxas() {
 /// The GEMM configurations docs/performance.md offers for more warps per
 /// SM fit their occupancy request without spilling: 16 warps (two
 /// 256-thread blocks, at most 128 registers) and 12 warps (three 128-thread
-/// blocks, at most 168).
+/// blocks, at most 168). The first holds for the K-major kernels only: the
+/// variants with an M- or N-contiguous operand need a few more address
+/// registers and spill 4 to 16 bytes there (docs/performance.md says so).
 #[test]
 fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
     if !ptx_support::tools_available() {
         return;
     }
-    let configurations: [&[(&str, i64)]; 3] = [
-        &[("BN", 128), ("WN", 32), ("FRAGS", 1), ("MIN_BLOCKS", 2)],
-        &[
-            ("BN", 128),
-            ("WN", 32),
-            ("BK", 32),
-            ("SWIZZLE_BITS", 2),
-            ("STAGES", 4),
-            ("FRAGS", 1),
-            ("MIN_BLOCKS", 2),
-        ],
-        &[("BN", 64), ("WN", 32), ("MIN_BLOCKS", 3)],
+    let k_major: &[&str] = &["gemm_f16", "gemm_f16_f16out", "gemm_bf16_bf16out"];
+    let configurations: [(&[(&str, i64)], Option<&[&str]>); 3] = [
+        (
+            &[("BN", 128), ("WN", 32), ("FRAGS", 1), ("MIN_BLOCKS", 2)],
+            Some(k_major),
+        ),
+        (
+            &[
+                ("BN", 128),
+                ("WN", 32),
+                ("BK", 32),
+                ("SWIZZLE_BITS", 2),
+                ("STAGES", 4),
+                ("FRAGS", 1),
+                ("MIN_BLOCKS", 2),
+            ],
+            None,
+        ),
+        (&[("BN", 64), ("WN", 32), ("MIN_BLOCKS", 3)], None),
     ];
-    for defines in configurations {
+    for (defines, only) in configurations {
         let text = gemm_example(defines);
-        for report in reports(&text) {
+        let reports = reports(&text);
+        assert!(
+            reports.len() >= 7,
+            "every variant is assembled: {reports:?}"
+        );
+        for report in reports {
+            if only.is_some_and(|names| !names.contains(&report.name.as_str())) {
+                continue;
+            }
             assert!(
                 report.stack_frame_bytes == 0 && report.spill_store_bytes == 0,
                 "{defines:?}: {report:?}"

@@ -244,7 +244,9 @@ fn corpus() -> Vec<String> {
             .collect();
         paths.sort();
         texts.extend(paths.iter().map(|path| {
-            String::from_utf8_lossy(&std::fs::read(path).expect("readable")).into_owned()
+            support::examples::with_one_variant(&String::from_utf8_lossy(
+                &std::fs::read(path).expect("readable"),
+            ))
         }));
     }
     texts

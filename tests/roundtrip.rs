@@ -57,13 +57,20 @@ fn int_expr_unboxed() -> impl Strategy<Value = IntExpr> {
                     Just(IntOp::CeilDiv)
                 ],
                 inner.clone(),
-                inner
+                inner.clone()
             )
                 .prop_map(|(op, a, b)| IntExprKind::Binary(
                     op,
                     Box::new(a),
                     Box::new(b)
                 )),
+            (inner.clone(), inner.clone(), inner.clone(), inner).prop_map(|(x, y, a, b)| {
+                let cond = Cond {
+                    kind: CondKind::Compare(CompareOp::Eq, x, y),
+                    span: D,
+                };
+                IntExprKind::Select(Box::new(cond), Box::new(a), Box::new(b))
+            }),
         ]
         .prop_map(|kind| IntExpr { kind, span: D })
     })
@@ -266,9 +273,17 @@ fn tensor_type_unboxed() -> impl Strategy<Value = TensorType> {
             span: D,
         },
     ));
+    let choice = prop_oneof![
+        scalar.clone().prop_map(ScalarChoice::Named),
+        (cond(), scalar.clone(), scalar).prop_map(|(cond, yes, no)| ScalarChoice::Select(
+            Box::new(cond),
+            Box::new(ScalarChoice::Named(yes)),
+            Box::new(ScalarChoice::Named(no))
+        )),
+    ];
     (
         prop::collection::vec(layout(), 1..3),
-        scalar,
+        choice,
         memory,
         swizzle,
     )
@@ -520,7 +535,27 @@ fn file_unboxed() -> impl Strategy<Value = File> {
             span: D,
         })
     });
-    let explicit = prop::collection::vec(prop_oneof![const_def(), kernel], 0..4);
+    let variant = (
+        word(),
+        word(),
+        prop::collection::btree_map(word(), int_expr(), 1..3),
+    )
+        .prop_map(|(n, base, settings)| {
+            Item::Variant(KernelVariant {
+                name: name(&n),
+                base: name(&base),
+                overrides: settings
+                    .into_iter()
+                    .map(|(constant, value)| ConstDef {
+                        name: name(&constant),
+                        value,
+                        span: D,
+                    })
+                    .collect(),
+                span: D,
+            })
+        });
+    let explicit = prop::collection::vec(prop_oneof![const_def(), kernel, variant], 0..4);
     let implicit = (
         prop::collection::vec(const_def(), 0..2),
         prop::collection::vec(stmt(), 1..4),
@@ -597,7 +632,7 @@ fn every_example_round_trips() {
 
 /// The listings also parse as the paper writes them: bare statements, one
 /// kernel named after the file. (Only a one-kernel file without kernel
-/// attributes can be written so.)
+/// attributes or variants can be written so.)
 #[test]
 fn examples_parse_as_bare_statements_too() {
     let mut single_kernel_files = 0;
@@ -607,7 +642,7 @@ fn examples_parse_as_bare_statements_too() {
         let kernels = wrapped
             .items
             .iter()
-            .filter(|item| matches!(item, Item::Kernel(_)));
+            .filter(|item| matches!(item, Item::Kernel(_) | Item::Variant(_)));
         if kernels.count() != 1 {
             continue;
         }

@@ -20,7 +20,6 @@
 use crate::expr::{Expr, Var};
 use crate::ir::{self, BufferId, Cond, Kernel, Requirement, SpecStmt, Stmt};
 use crate::layout::Swizzle;
-use crate::vocab::CompareOp;
 
 use super::blockwide::is_block_reduction;
 
@@ -406,7 +405,7 @@ impl<'k, 'o> Walk<'k, 'o> {
                 for (pair, slot) in out.iter_mut().enumerate() {
                     if live[pair] {
                         let (x, y) = (a.value(self.launch, pair)?, b.value(self.launch, pair)?);
-                        *slot = compare(*op, x, y);
+                        *slot = op.holds(x, y);
                     }
                 }
                 Ok(out)
@@ -479,17 +478,6 @@ impl<'k, 'o> Walk<'k, 'o> {
             }
         }
         Ok(())
-    }
-}
-
-fn compare(op: CompareOp, x: i64, y: i64) -> bool {
-    match op {
-        CompareOp::Eq => x == y,
-        CompareOp::Ne => x != y,
-        CompareOp::Lt => x < y,
-        CompareOp::Le => x <= y,
-        CompareOp::Gt => x > y,
-        CompareOp::Ge => x >= y,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
 use crate::index::interval::Interval;
 use crate::ir::Requirement;
-use crate::syntax::ast::{IntExpr, IntExprKind, IntOp, Name};
+use crate::syntax::ast::{Cond, CondKind, IntExpr, IntExprKind, IntOp, Name};
 
 use super::codes;
 use super::env::{Checked, Checker, Ident, Namespace, Poisoned};
@@ -73,6 +73,36 @@ impl Checker {
                 let a = self.int(a, cx);
                 let b = self.int(b, cx);
                 self.arith(*op, a?, b?, e.span, cx)
+            }
+            // Only the chosen operand is checked: the other may name what
+            // the define left out (a stride of the other majorness).
+            IntExprKind::Select(cond, a, b) => {
+                if self.constant_cond(cond, "the condition of `select`")? {
+                    self.int(a, cx)
+                } else {
+                    self.int(b, cx)
+                }
+            }
+        }
+    }
+
+    /// A condition of constants only, decided now (`what` says what needs it).
+    pub(crate) fn constant_cond(&mut self, cond: &Cond, what: &'static str) -> Checked<bool> {
+        match &cond.kind {
+            CondKind::Compare(op, a, b) => {
+                let a = self.constant(a, what);
+                let b = self.constant(b, what);
+                Ok(op.holds(a?, b?))
+            }
+            CondKind::And(a, b) => {
+                let a = self.constant_cond(a, what);
+                let b = self.constant_cond(b, what);
+                Ok(a? && b?)
+            }
+            CondKind::Or(a, b) => {
+                let a = self.constant_cond(a, what);
+                let b = self.constant_cond(b, what);
+                Ok(a? || b?)
             }
         }
     }

@@ -48,7 +48,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Program};
 use crate::ptx::identifier::is_reserved;
-use crate::syntax::ast::{ConstDef, File, Item, Name};
+use crate::syntax::ast::{ConstDef, File, Item, Kernel, KernelVariant, Name};
 
 use env::{Checker, ConstEntry};
 
@@ -88,7 +88,7 @@ pub fn check_file_warned(
         .enumerate()
         .filter_map(|(index, item)| match item {
             Item::Const(def) => Some((index, def)),
-            Item::Kernel(_) => None,
+            Item::Kernel(_) | Item::Variant(_) => None,
         })
         .collect();
     for (name, value) in defines {
@@ -96,68 +96,251 @@ pub fn check_file_warned(
             diags.push(unknown_define(name, *value, &const_spans));
         }
     }
-    // The constants defined above the item being checked, and those below
-    // it: each item moves them into its checker and takes them back (no
-    // checker changes them), so a file of n constants costs O(n log n).
-    let mut consts: BTreeMap<String, ConstEntry> = BTreeMap::new();
-    let mut later: BTreeMap<String, Span> = BTreeMap::new();
-    for (_, def) in &const_spans {
-        later.insert(def.name.text.clone(), def.name.span);
-    }
+    let mut consts = ConstScope::new(file);
     let mut kernels = Vec::new();
     let mut kernel_names: BTreeMap<String, Span> = BTreeMap::new();
-    for item in &file.items {
+    // Each kernel's body by name: the item index of the kernel written with
+    // it, and the constants its variant sets (none for the kernel itself).
+    let mut bodies: BTreeMap<String, KernelBody> = BTreeMap::new();
+    for (index, item) in file.items.iter().enumerate() {
         match item {
-            Item::Const(def) => {
-                // A constant defined twice is "later" until its last definition.
-                if later.get(&def.name.text) == Some(&def.name.span) {
-                    later.remove(&def.name.text);
-                }
-                let mut checker =
-                    Checker::new(std::mem::take(&mut consts), std::mem::take(&mut later));
-                let define = defines
-                    .iter()
-                    .rev()
-                    .find(|(name, _)| *name == def.name.text);
-                let entry = checker.const_def(def, define.map(|(_, value)| *value));
-                diags.append(&mut checker.diags);
-                (consts, later) = (checker.consts, checker.later_consts);
-                if let Some(entry) = entry {
-                    consts.insert(def.name.text.clone(), entry);
-                }
-            }
+            Item::Const(def) => consts.define(def, defines, &mut diags),
             Item::Kernel(kernel) => {
-                let mut checker =
-                    Checker::new(std::mem::take(&mut consts), std::mem::take(&mut later));
+                let mut checker = consts.checker();
                 let checked = checker.kernel(kernel);
                 diags.append(&mut checker.diags);
-                (consts, later) = (checker.consts, checker.later_consts);
-                if let Some(&first) = kernel_names.get(&kernel.name.text) {
-                    diags.push(
-                        Diagnostic::error(
-                            codes::DUPLICATE,
-                            format!("a second kernel named `{}`", kernel.name.text),
-                            kernel.name.span,
-                        )
-                        .with_label("defined again here")
-                        .with_secondary(first, "first defined here")
-                        .with_note("each kernel becomes a PTX entry of that name")
-                        .with_help(format!("rename one of them, e.g. `{}_2`", kernel.name.text)),
-                    );
-                }
-                if is_reserved(&kernel.name.text) {
-                    diags.push(reserved_kernel_name(&kernel.name));
-                }
-                kernel_names.insert(kernel.name.text.clone(), kernel.name.span);
+                consts.restore(checker);
+                name_kernel(&kernel.name, &mut kernel_names, &mut diags);
+                bodies.insert(
+                    kernel.name.text.clone(),
+                    KernelBody {
+                        index,
+                        kernel,
+                        overrides: Vec::new(),
+                    },
+                );
                 kernels.extend(checked.ok());
+            }
+            Item::Variant(variant) => {
+                name_kernel(&variant.name, &mut kernel_names, &mut diags);
+                let Some(body) = variant_body(file, variant, &bodies, &mut consts, &mut diags)
+                else {
+                    continue;
+                };
+                let mut settings = defines.to_vec();
+                settings.extend(body.overrides.iter().cloned());
+                let mut scope = ConstScope::new(file);
+                let mut found = Vec::new();
+                for item in &file.items[..body.index] {
+                    if let Item::Const(def) = item {
+                        scope.define(def, &settings, &mut found);
+                    }
+                }
+                let renamed = Kernel {
+                    name: variant.name.clone(),
+                    ..body.kernel.clone()
+                };
+                let mut checker = scope.checker();
+                let checked = checker.kernel(&renamed);
+                found.append(&mut checker.diags);
+                let set: Vec<String> = body
+                    .overrides
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {value}"))
+                    .collect();
+                let context = format!(
+                    "in the variant `{}` of `{}` ({})",
+                    variant.name.text,
+                    body.kernel.name.text,
+                    set.join(", ")
+                );
+                diags.extend(found.into_iter().map(|d| d.with_note(context.clone())));
+                kernels.extend(checked.ok());
+                bodies.insert(variant.name.text.clone(), body);
             }
         }
     }
     diags.sort_by_key(|d| d.primary.span.start);
+    // A variant reports again what its base reports: keep the first.
+    let mut seen = std::collections::BTreeSet::new();
+    diags.retain(|d| {
+        seen.insert((
+            d.primary.span.start,
+            d.primary.span.end,
+            d.code,
+            d.message.clone(),
+        ))
+    });
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
     Ok((Program { kernels }, diags))
+}
+
+/// A kernel body and the constants a variant sets for it.
+#[derive(Clone)]
+struct KernelBody<'f> {
+    /// The item index of the kernel written with the body.
+    index: usize,
+    /// That kernel.
+    kernel: &'f Kernel,
+    /// The constants set, base variants' first.
+    overrides: Vec<(String, i64)>,
+}
+
+/// The constants defined above the item being checked, and those below it:
+/// each item moves them into its checker and takes them back (no checker
+/// changes them), so a file of n constants costs O(n log n).
+struct ConstScope {
+    consts: BTreeMap<String, ConstEntry>,
+    later: BTreeMap<String, Span>,
+}
+
+impl ConstScope {
+    /// Before the first item of `file`: every constant is later.
+    fn new(file: &File) -> ConstScope {
+        let mut later = BTreeMap::new();
+        for item in &file.items {
+            if let Item::Const(def) = item {
+                later.insert(def.name.text.clone(), def.name.span);
+            }
+        }
+        ConstScope {
+            consts: BTreeMap::new(),
+            later,
+        }
+    }
+
+    /// Takes the definition `def`, its value overridden by the last of
+    /// `defines` that names it.
+    fn define(&mut self, def: &ConstDef, defines: &[(String, i64)], diags: &mut Vec<Diagnostic>) {
+        // A constant defined twice is "later" until its last definition.
+        if self.later.get(&def.name.text) == Some(&def.name.span) {
+            self.later.remove(&def.name.text);
+        }
+        let mut checker = self.checker();
+        let define = defines
+            .iter()
+            .rev()
+            .find(|(name, _)| *name == def.name.text);
+        let entry = checker.const_def(def, define.map(|(_, value)| *value));
+        diags.append(&mut checker.diags);
+        self.restore(checker);
+        if let Some(entry) = entry {
+            self.consts.insert(def.name.text.clone(), entry);
+        }
+    }
+
+    /// A checker that sees these constants; give them back with `restore`.
+    fn checker(&mut self) -> Checker {
+        Checker::new(
+            std::mem::take(&mut self.consts),
+            std::mem::take(&mut self.later),
+        )
+    }
+
+    fn restore(&mut self, checker: Checker) {
+        (self.consts, self.later) = (checker.consts, checker.later_consts);
+    }
+}
+
+/// The body a variant reuses, with its overrides added to its base's; `None`
+/// after a diagnostic.
+fn variant_body<'f>(
+    file: &'f File,
+    variant: &KernelVariant,
+    bodies: &BTreeMap<String, KernelBody<'f>>,
+    consts: &mut ConstScope,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<KernelBody<'f>> {
+    let mut checker = consts.checker();
+    let values: Vec<Option<i64>> = variant
+        .overrides
+        .iter()
+        .map(|def| checker.constant(&def.value, "a variant's constant").ok())
+        .collect();
+    diags.append(&mut checker.diags);
+    consts.restore(checker);
+    let Some(base) = bodies.get(&variant.base.text) else {
+        let known: Vec<&str> = bodies.keys().map(String::as_str).collect();
+        diags.push(
+            Diagnostic::error(
+                codes::UNDEFINED,
+                format!("no kernel `{}` above this variant", variant.base.text),
+                variant.base.span,
+            )
+            .with_label("not a kernel defined earlier in the file")
+            .with_note(if known.is_empty() {
+                "no kernel is defined above it".to_string()
+            } else {
+                format!("kernels above it: {}", known.join(", "))
+            })
+            .with_help(
+                "a variant names a kernel written above it: move the variant below that kernel",
+            ),
+        );
+        return None;
+    };
+    let mut body = base.clone();
+    let mut complete = true;
+    for (def, value) in variant.overrides.iter().zip(values) {
+        let defined_above = file.items[..base.index].iter().any(|item| match item {
+            Item::Const(constant) => constant.name.text == def.name.text,
+            Item::Kernel(_) | Item::Variant(_) => false,
+        });
+        if !defined_above {
+            diags.push(
+                Diagnostic::error(
+                    codes::UNKNOWN_DEFINE,
+                    format!(
+                        "`{}` names no constant above the kernel `{}`",
+                        def.name.text, base.kernel.name.text
+                    ),
+                    def.name.span,
+                )
+                .with_label("not a constant that kernel's body sees")
+                .with_note("a variant sets constants defined above its base kernel; it cannot introduce a new name")
+                .with_help(format!(
+                    "define `const {} = …` above `kernel {}`, or drop this setting",
+                    def.name.text, base.kernel.name.text
+                )),
+            );
+            complete = false;
+            continue;
+        }
+        let Some(value) = value else {
+            complete = false;
+            continue;
+        };
+        body.overrides.retain(|(name, _)| *name != def.name.text);
+        body.overrides.push((def.name.text.clone(), value));
+    }
+    complete.then_some(body)
+}
+
+/// Records a kernel's name, reporting one used before.
+fn name_kernel(
+    name: &Name,
+    kernel_names: &mut BTreeMap<String, Span>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if let Some(&first) = kernel_names.get(&name.text) {
+        diags.push(
+            Diagnostic::error(
+                codes::DUPLICATE,
+                format!("a second kernel named `{}`", name.text),
+                name.span,
+            )
+            .with_label("defined again here")
+            .with_secondary(first, "first defined here")
+            .with_note("each kernel becomes a PTX entry of that name")
+            .with_help(format!("rename one of them, e.g. `{}_2`", name.text)),
+        );
+    }
+    if is_reserved(&name.text) {
+        diags.push(reserved_kernel_name(name));
+    }
+    kernel_names.insert(name.text.clone(), name.span);
 }
 
 /// A kernel is the PTX entry of its name, its public name for launchers, so

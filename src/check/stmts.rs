@@ -389,21 +389,35 @@ impl Checker {
     /// `if … else if … else …` becomes nested `IfStmt`s, one per branch.
     fn if_stmt(&mut self, if_stmt: &IfStmt, span: Span) -> Option<ir::Stmt> {
         let mut branches: Vec<(Checked<ir::Cond>, Vec<ir::Stmt>, Span)> = Vec::new();
+        let mut decided = false;
         for (cond, block) in &if_stmt.branches {
             let checked = self.cond(cond);
-            let depth = self.guards.len();
-            if let Ok(condition) = &checked {
-                guards_of(condition, &mut self.guards);
-            }
-            let body = self.block(block);
-            self.guards.truncate(depth);
+            // A condition of constants decides the `if` now, like C++'s
+            // `if constexpr`: the branches not taken are not checked, so a
+            // define may choose between code for different layouts.
+            let known = checked.as_ref().ok().and_then(ir::Cond::known);
+            let body = match known {
+                Some(false) => Vec::new(),
+                Some(true) | None => {
+                    let depth = self.guards.len();
+                    if let Ok(condition) = &checked {
+                        guards_of(condition, &mut self.guards);
+                    }
+                    let body = self.block(block);
+                    self.guards.truncate(depth);
+                    body
+                }
+            };
             branches.push((checked, body, cond.span));
+            if known == Some(true) {
+                decided = true;
+                break;
+            }
         }
-        let mut else_body = if_stmt
-            .otherwise
-            .as_ref()
-            .map(|block| self.block(block))
-            .unwrap_or_default();
+        let mut else_body = match (&if_stmt.otherwise, decided) {
+            (Some(block), false) => self.block(block),
+            (Some(_), true) | (None, _) => Vec::new(),
+        };
         let mut failed = false;
         for (index, (cond, then_body, cond_span)) in branches.into_iter().enumerate().rev() {
             let Ok(cond) = cond else {

@@ -114,9 +114,10 @@ impl Checker {
             None => Ok(None),
             Some(written) => self.swizzle(written, ty.memory).map(Some),
         };
+        let scalar = self.scalar_choice(&ty.scalar);
         Ok(WrittenTensorType {
             levels: levels?,
-            scalar: ty.scalar,
+            scalar: scalar?,
             memory: ty.memory,
             swizzle: swizzle?,
             span: ty.span,
@@ -277,6 +278,20 @@ impl Checker {
                     .with_help("`Swizzle<3,3,3>` is the usual choice for 8x64 fp16 tiles"),
             )
         })
+    }
+
+    /// The scalar a written choice names, its `select`s decided.
+    fn scalar_choice(&mut self, choice: &ast::ScalarChoice) -> Checked<ast::Scalar> {
+        match choice {
+            ast::ScalarChoice::Named(scalar) => Ok(*scalar),
+            ast::ScalarChoice::Select(cond, yes, no) => {
+                if self.constant_cond(cond, "the condition of `select`")? {
+                    self.scalar_choice(yes)
+                } else {
+                    self.scalar_choice(no)
+                }
+            }
+        }
     }
 
     /// The full text of a written tensor type.

@@ -433,3 +433,23 @@ pub enum Cond {
     /// Either.
     Or(Box<Cond>, Box<Cond>),
 }
+
+impl Cond {
+    /// Whether the condition holds, where every side of it is a constant
+    /// (or the constant parts decide it); `None` where that needs run time.
+    pub fn known(&self) -> Option<bool> {
+        match self {
+            Cond::Compare(op, a, b) => Some(op.holds(a.as_const()?, b.as_const()?)),
+            Cond::And(a, b) => match (a.known(), b.known()) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                (Some(true), None) | (None, Some(true)) | (None, None) => None,
+            },
+            Cond::Or(a, b) => match (a.known(), b.known()) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                (Some(false), None) | (None, Some(false)) | (None, None) => None,
+            },
+        }
+    }
+}

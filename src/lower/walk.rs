@@ -360,7 +360,7 @@ impl KernelLowering<'_, '_> {
                 let prover = &self.out.prover;
                 let (a, b) = (prover.simplify(a), prover.simplify(b));
                 match (a.as_const(), b.as_const()) {
-                    (Some(x), Some(y)) => Folded::Known(compare(*op, x, y)),
+                    (Some(x), Some(y)) => Folded::Known(op.holds(x, y)),
                     (Some(_), None) | (None, Some(_)) | (None, None) => {
                         Folded::Runtime(Cond::Compare(*op, a, b))
                     }
@@ -419,17 +419,6 @@ impl KernelLowering<'_, '_> {
 enum Folded {
     Known(bool),
     Runtime(Cond),
-}
-
-fn compare(op: CompareOp, x: i64, y: i64) -> bool {
-    match op {
-        CompareOp::Eq => x == y,
-        CompareOp::Ne => x != y,
-        CompareOp::Lt => x < y,
-        CompareOp::Le => x <= y,
-        CompareOp::Gt => x > y,
-        CompareOp::Ge => x >= y,
-    }
 }
 
 /// The comparison with its sides swapped: `a < b` is `b > a`.

@@ -198,6 +198,7 @@ fn atom(input: Input) -> PResult<(IntExpr, u32)> {
         }
         Some(c) if c.is_ascii_alphabetic() || c == '_' => match ident(input) {
             Ok((rest, name)) if name.text == "ceil_div" && at(&rest, "(") => ceil_div(start, rest),
+            Ok((rest, name)) if name.text == "select" && at(&rest, "(") => select(start, rest),
             Ok((rest, name)) => {
                 let span = name.span;
                 Ok((
@@ -235,6 +236,37 @@ fn ceil_div(start: u32, input: Input) -> PResult<(IntExpr, u32)> {
     let (rest, _) = cut(expect("`)`", Some(help), sym(")"))).parse(rest)?;
     let (mut expr, depth) = binary(IntOp::CeilDiv, lhs, rhs, lhs_depth, rhs_depth)?;
     expr.span = span_to(start, &rest);
+    Ok((rest, (expr, depth)))
+}
+
+/// `select(c, a, b)` after its name: a condition and two operands.
+fn select(start: u32, input: Input) -> PResult<(IntExpr, u32)> {
+    let help = "write `select(condition, a, b)`, e.g. `select(A_ROW == 1, K, 1)` for a stride \
+                that a define picks";
+    let (rest, _) = sym("(").parse(input)?;
+    let (rest, (cond, cond_depth)) =
+        cut(expect("a condition", Some(help), disjunction)).parse(rest)?;
+    let (rest, _) = cut(expect(
+        "`,` and the value if it holds",
+        Some(help),
+        sym(","),
+    ))
+    .parse(rest)?;
+    let (rest, (lhs, lhs_depth)) =
+        cut(expect("an integer expression", Some(help), sum)).parse(rest)?;
+    let (rest, _) = cut(expect("`,` and the value if not", Some(help), sym(","))).parse(rest)?;
+    let (rest, (rhs, rhs_depth)) =
+        cut(expect("an integer expression", Some(help), sum)).parse(rest)?;
+    let (rest, _) = cut(expect("`)`", Some(help), sym(")"))).parse(rest)?;
+    let depth = 1 + cond_depth.max(lhs_depth).max(rhs_depth);
+    let span = span_to(start, &rest);
+    if depth > MAX_EXPR_DEPTH {
+        return too_deep(span);
+    }
+    let expr = IntExpr {
+        kind: IntExprKind::Select(Box::new(cond), Box::new(lhs), Box::new(rhs)),
+        span,
+    };
     Ok((rest, (expr, depth)))
 }
 

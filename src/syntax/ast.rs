@@ -30,6 +30,31 @@ pub enum Item {
     Const(ConstDef),
     /// `kernel NAME { … }`, or the bare statements of a file.
     Kernel(Kernel),
+    /// `kernel NAME = BASE(CONST = value, …)`: another kernel from the same
+    /// body.
+    Variant(KernelVariant),
+}
+
+/// `kernel NAME = BASE(CONST = value, …)`: the kernel `BASE` again, under
+/// the name `NAME`, with the constants above `BASE` evaluated as if those
+/// values were defined (`--define`), so that one body gives several entries.
+///
+/// Rule: `BASE` is a kernel or variant defined earlier in the file; each
+/// override names a constant defined above `BASE`'s body, at most once,
+/// and its value is a constant expression where the variant stands. The
+/// overrides win over command-line defines; a variant of a variant applies
+/// its base's overrides first.
+#[derive(Clone, PartialEq, Debug)]
+pub struct KernelVariant {
+    /// The new kernel's name.
+    pub name: Name,
+    /// The kernel whose body it reuses.
+    pub base: Name,
+    /// The constants it sets, written like `const` definitions without the
+    /// keyword (`A_K_MAJOR = 0`).
+    pub overrides: Vec<ConstDef>,
+    /// From `kernel` to the closing parenthesis.
+    pub span: Span,
 }
 
 /// `const NAME = expr`: a compile-time integer, visible after its definition.
@@ -231,13 +256,26 @@ pub struct TensorType {
     /// The layout levels, outermost first.
     pub levels: Vec<Layout>,
     /// The element type.
-    pub scalar: Scalar,
+    pub scalar: ScalarChoice,
     /// Where the tensor lives.
     pub memory: Memory,
     /// The storage permutation, shared memory only (checked later).
     pub swizzle: Option<Swizzle>,
     /// The whole type.
     pub span: Span,
+}
+
+/// A tensor type's element type as written.
+///
+/// Rule: a `select`'s condition must be known when checking (constants and
+/// defines), like `select` of integers: one source then serves fp16 and bf16.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ScalarChoice {
+    /// `fp16`.
+    Named(Scalar),
+    /// `select(c, bf16, fp16)`: the first where the condition holds; each
+    /// may be a `select` again.
+    Select(Box<Cond>, Box<ScalarChoice>, Box<ScalarChoice>),
 }
 
 /// A thread-group type `Level (. Level)* . (thread | block)`.
@@ -317,6 +355,10 @@ pub enum IntExprKind {
     Neg(Box<IntExpr>),
     /// `a op b`.
     Binary(IntOp, Box<IntExpr>, Box<IntExpr>),
+    /// `select(c, a, b)`: `a` where the condition holds, else `b`. The
+    /// condition must be known when checking (constants and `--define`s
+    /// only), so that one source picks layouts and tile shapes by a define.
+    Select(Box<Cond>, Box<IntExpr>, Box<IntExpr>),
 }
 
 /// Binary integer operators; `* / %` bind tighter than `+ -`, all

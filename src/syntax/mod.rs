@@ -107,8 +107,20 @@ pub fn parse_line(src: &str) -> Result<Line, Vec<Diagnostic>> {
     }
     if starts_with_word("kernel") {
         return run(src, |input| {
-            let (rest, def) = kernel(input)?;
-            end_of_input(rest, Line::Kernel(Box::new(def)))
+            match kernel(input)? {
+            (rest, Item::Kernel(def)) => end_of_input(rest, Line::Kernel(Box::new(def))),
+            (_, Item::Variant(variant)) => lexeme::fail(
+                Diagnostic::error(
+                    codes::MISPLACED,
+                    "a kernel variant at the REPL",
+                    variant.span,
+                )
+                .with_label("variants are file items")
+                .with_note("a variant reuses a kernel body of its file with other constants")
+                .with_help("write the variant in a `.gph` file, or redefine the constants here and enter the kernel again"),
+            ),
+            (rest, Item::Const(def)) => end_of_input(rest, Line::Const(def)),
+        }
         });
     }
     let as_statement = parse_statement(src);
@@ -226,7 +238,7 @@ fn file<'s>(input: Input<'s>, stem: &str) -> PResult<'s, File> {
         } else if at_keyword(&rest, "kernel") {
             match kernel(rest) {
                 Ok((after, def)) => {
-                    items.push(Item::Kernel(def));
+                    items.push(def);
                     rest = after;
                 }
                 Err(Err::Error(error) | Err::Failure(error)) => {
@@ -250,6 +262,7 @@ fn file<'s>(input: Input<'s>, stem: &str) -> PResult<'s, File> {
     }
     let kernel_span = items.iter().find_map(|item| match item {
         Item::Kernel(kernel) => Some(kernel.name.span),
+        Item::Variant(variant) => Some(variant.name.span),
         Item::Const(_) => None,
     });
     if let (Some(first), Some(kernel_span)) = (bare.first(), kernel_span) {
@@ -295,13 +308,17 @@ fn const_def(input: Input) -> PResult<ConstDef> {
     ))
 }
 
-/// `kernel NAME [( attribute, … )] { … }`.
-fn kernel(input: Input) -> PResult<Kernel> {
+/// `kernel NAME [( attribute, … )] { … }`, or a variant
+/// `kernel NAME = BASE(CONST = value, …)`.
+fn kernel(input: Input) -> PResult<Item> {
     let input = skip(input);
     let start = offset(&input);
     let help = Some("a kernel is written `kernel gemm { … }`");
     let (rest, _) = keyword("kernel").parse(input)?;
     let (rest, name) = cut(expect("the kernel's name", help, ident)).parse(rest)?;
+    if at(&rest, "=") {
+        return variant(start, name, rest);
+    }
     let (rest, attributes) = if at(&rest, "(") {
         kernel_attributes(rest)?
     } else {
@@ -315,11 +332,68 @@ fn kernel(input: Input) -> PResult<Kernel> {
     let (rest, body) = stmt::block(rest)?;
     Ok((
         rest,
-        Kernel {
+        Item::Kernel(Kernel {
             name,
             implicit: false,
             attributes,
             body,
+            span: span_to(start, &rest),
+        }),
+    ))
+}
+
+const VARIANT_HELP: &str = "a variant reads `kernel gemm_nt = gemm(B_K_MAJOR = 0)`: the kernel \
+                            `gemm` again with the constant `B_K_MAJOR` set to 0";
+
+/// `= BASE(CONST = value, …)` after `kernel NAME`.
+fn variant(start: u32, name: Name, input: Input) -> PResult<Item> {
+    let help = Some(VARIANT_HELP);
+    let (rest, _) = equals(input)?;
+    let (rest, base) = cut(expect("the name of the kernel it varies", help, ident)).parse(rest)?;
+    let (rest, open) = cut(expect("`(` and the constants it sets", help, sym("("))).parse(rest)?;
+    let (rest, overrides) = cut(comma_list(constant_override)).parse(rest)?;
+    let (rest, _) = cut(expr::closing(")", open)).parse(rest)?;
+    for (index, def) in overrides.iter().enumerate() {
+        if let Some(first) = overrides[..index]
+            .iter()
+            .find(|earlier| earlier.name.text == def.name.text)
+        {
+            return lexeme::fail(
+                Diagnostic::error(
+                    codes::BAD_ATTRIBUTE,
+                    format!("the variant sets `{}` twice", def.name.text),
+                    def.name.span,
+                )
+                .with_label("set again here")
+                .with_secondary(first.span, "first set here")
+                .with_help("keep one of the two values"),
+            );
+        }
+    }
+    Ok((
+        rest,
+        Item::Variant(KernelVariant {
+            name,
+            base,
+            overrides,
+            span: span_to(start, &rest),
+        }),
+    ))
+}
+
+/// `CONST = value` inside a variant's parentheses.
+fn constant_override(input: Input) -> PResult<ConstDef> {
+    let help = Some(VARIANT_HELP);
+    let input = skip(input);
+    let start = offset(&input);
+    let (rest, name) = cut(expect("a constant's name", help, ident)).parse(input)?;
+    let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
+    let (rest, value) = cut(expect("an integer expression", help, arith::int_expr)).parse(rest)?;
+    Ok((
+        rest,
+        ConstDef {
+            name,
+            value,
             span: span_to(start, &rest),
         },
     ))

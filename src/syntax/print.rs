@@ -9,7 +9,7 @@ use std::fmt::{self, Display, Formatter, Write as _};
 use super::ast::{
     Block, Cond, CondKind, ConstDef, Coord, CoordKind, Expr, ExprKind, File, GroupType,
     IndexPattern, IndexPatternKind, InitValue, IntExpr, IntExprKind, Item, Kernel, Layout,
-    SpecKind, SpecStmt, Stmt, StmtKind, TensorType, TileArg, TileDim,
+    ScalarChoice, SpecKind, SpecStmt, Stmt, StmtKind, TensorType, TileArg, TileDim,
 };
 use crate::layout::Tuple;
 
@@ -33,6 +33,24 @@ pub fn print_file(file: &File) -> String {
                     out.push('\n');
                 }
                 write_kernel(&mut out, kernel);
+                previous_was_kernel = true;
+            }
+            Item::Variant(variant) => {
+                if index > 0 {
+                    out.push('\n');
+                }
+                let overrides: Vec<String> = variant
+                    .overrides
+                    .iter()
+                    .map(|def| format!("{} = {}", def.name.text, def.value))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "kernel {} = {}({})",
+                    variant.name.text,
+                    variant.base.text,
+                    overrides.join(", ")
+                );
                 previous_was_kernel = true;
             }
         }
@@ -207,6 +225,13 @@ fn write_int(f: &mut Formatter<'_>, expr: &IntExpr, context: u8, right: bool) ->
             write_int(f, rhs, 0, false)?;
             f.write_str(")")
         }
+        IntExprKind::Select(cond, lhs, rhs) => {
+            write!(f, "select({cond}, ")?;
+            write_int(f, lhs, 0, false)?;
+            f.write_str(", ")?;
+            write_int(f, rhs, 0, false)?;
+            f.write_str(")")
+        }
         IntExprKind::Binary(op, lhs, rhs) => {
             let precedence = op.precedence();
             let parens = precedence < context || (precedence == context && right);
@@ -291,6 +316,18 @@ impl Display for TileDim {
     }
 }
 
+/// `fp16`, or `select(BF16 == 1, bf16, fp16)`.
+impl Display for ScalarChoice {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarChoice::Named(scalar) => f.write_str(scalar.name()),
+            ScalarChoice::Select(cond, yes, no) => {
+                write!(f, "select({cond}, {yes}, {no})")
+            }
+        }
+    }
+}
+
 /// `[2,2].[8,8].fp16.SH` (and `.Swizzle<B,M,S>`).
 impl Display for TensorType {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -298,7 +335,7 @@ impl Display for TensorType {
             f,
             "{}.{}.{}",
             list(&self.levels, "."),
-            self.scalar.name(),
+            self.scalar,
             self.memory.name()
         )?;
         if let Some(swizzle) = &self.swizzle {

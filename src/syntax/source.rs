@@ -51,7 +51,7 @@ pub fn decode(bytes: &[u8]) -> Result<&str, Box<Undecodable>> {
 /// nothing): it compiles to an empty module, which is rarely what was meant.
 pub fn no_kernel(file: &File) -> Option<Diagnostic> {
     let has_kernel = file.items.iter().any(|item| match item {
-        Item::Kernel(_) => true,
+        Item::Kernel(_) | Item::Variant(_) => true,
         Item::Const(_) => false,
     });
     if has_kernel {

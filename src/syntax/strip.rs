@@ -5,7 +5,7 @@
 use super::ast::{
     Block, Cond, CondKind, ConstDef, Coord, CoordKind, Expr, ExprKind, File, GroupType,
     IndexPattern, IndexPatternKind, InitValue, IntExpr, IntExprKind, Item, Kernel, Layout, Name,
-    SpecKind, Stmt, StmtKind, TensorType, TileArg, TileDim,
+    ScalarChoice, SpecKind, Stmt, StmtKind, TensorType, TileArg, TileDim,
 };
 use crate::diag::Span;
 use crate::layout::Tuple;
@@ -69,6 +69,14 @@ impl StripSpans for Item {
         match self {
             Item::Const(def) => def.clear_spans(),
             Item::Kernel(kernel) => kernel.clear_spans(),
+            Item::Variant(variant) => {
+                variant.span.clear_spans();
+                variant.name.clear_spans();
+                variant.base.clear_spans();
+                for def in &mut variant.overrides {
+                    def.clear_spans();
+                }
+            }
         }
     }
 }
@@ -169,9 +177,23 @@ impl StripSpans for IndexPattern {
     }
 }
 
+impl StripSpans for ScalarChoice {
+    fn clear_spans(&mut self) {
+        match self {
+            ScalarChoice::Named(_) => {}
+            ScalarChoice::Select(cond, yes, no) => {
+                cond.clear_spans();
+                yes.clear_spans();
+                no.clear_spans();
+            }
+        }
+    }
+}
+
 impl StripSpans for TensorType {
     fn clear_spans(&mut self) {
         self.levels.clear_spans();
+        self.scalar.clear_spans();
         if let Some(swizzle) = &mut self.swizzle {
             swizzle.bits.clear_spans();
             swizzle.base.clear_spans();
@@ -214,6 +236,11 @@ impl StripSpans for IntExpr {
             IntExprKind::Var(name) | IntExprKind::Index(name) => name.clear_spans(),
             IntExprKind::Neg(inner) => inner.clear_spans(),
             IntExprKind::Binary(_, lhs, rhs) => {
+                lhs.clear_spans();
+                rhs.clear_spans();
+            }
+            IntExprKind::Select(cond, lhs, rhs) => {
+                cond.clear_spans();
                 lhs.clear_spans();
                 rhs.clear_spans();
             }

@@ -220,7 +220,10 @@ fn scalar_types_are_case_insensitive_and_memories_are_not() {
     let StmtKind::Tensor(def) = stmt("%a:[4,8 : 1,4].FP32.GL").kind else {
         panic!()
     };
-    assert_eq!(def.ty.expect("typed").scalar, Scalar::Fp32);
+    assert_eq!(
+        def.ty.expect("typed").scalar,
+        crate::syntax::ast::ScalarChoice::Named(Scalar::Fp32)
+    );
     assert!(parse_statement("%a:[4].fp32.gl").is_err());
 }
 

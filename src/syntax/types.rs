@@ -5,9 +5,10 @@
 
 use nom::{Err, Parser};
 
-use super::arith::{int_expr, layout};
+use super::arith::{cond, int_expr, layout};
 use super::ast::{
-    GroupKind, GroupType, Layout, MEMORY_NAMES, Memory, SCALAR_NAMES, Scalar, Swizzle, TensorType,
+    GroupKind, GroupType, Layout, MEMORY_NAMES, Memory, SCALAR_NAMES, Scalar, ScalarChoice,
+    Swizzle, TensorType,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::lexeme::{
@@ -19,15 +20,48 @@ const TENSOR_TYPE_HELP: &str =
     "a tensor type is levels, a scalar type and a memory, e.g. `[16,16].fp16.SH`";
 const GROUP_TYPE_HELP: &str = "a thread-group type is levels and a kind, e.g. `[32].thread`";
 
+/// `(c, a, b)` after `select` in a scalar's place: two scalar names.
+fn scalar_select(input: Input) -> PResult<ScalarChoice> {
+    let help = Some("a scalar chosen by a define reads `select(BF16 == 1, bf16, fp16)`");
+    let (rest, _) = sym("(").parse(input)?;
+    let (rest, cond) = cut(expect("a condition", help, cond)).parse(rest)?;
+    let (rest, _) = cut(expect("`,` and a scalar type", help, sym(","))).parse(rest)?;
+    let (rest, yes) = scalar_word(rest)?;
+    let (rest, _) = cut(expect("`,` and a scalar type", help, sym(","))).parse(rest)?;
+    let (rest, no) = scalar_word(rest)?;
+    let (rest, _) = cut(expect("`)`", help, sym(")"))).parse(rest)?;
+    Ok((
+        rest,
+        ScalarChoice::Select(Box::new(cond), Box::new(yes), Box::new(no)),
+    ))
+}
+
+/// One scalar type's name, or a `select` of two.
+fn scalar_word(input: Input) -> PResult<ScalarChoice> {
+    let help = Some("the scalar types are fp16, bf16, fp32, i32 and u32");
+    let (rest, (name, span)) = cut(expect("a scalar type", help, word)).parse(input)?;
+    if name == "select" && at(&rest, "(") {
+        return scalar_select(rest);
+    }
+    match scalar(name) {
+        Some(scalar) => Ok((rest, ScalarChoice::Named(scalar))),
+        None => fail(not_a_scalar(name, span)),
+    }
+}
+
 /// `Level (. Level)* . Scalar . Memory (. Swizzle<B,M,S>)?`.
 pub(crate) fn tensor_type(input: Input) -> PResult<TensorType> {
     let input = skip(input);
     let start = offset(&input);
     let (rest, (levels, (name, name_span))) =
         levels_then_word(input, "`.` and a scalar type", TENSOR_TYPE_HELP)?;
-    let scalar = match scalar(name) {
-        Some(scalar) => scalar,
-        None => return fail(not_a_scalar(name, name_span)),
+    let (rest, scalar) = if name == "select" && at(&rest, "(") {
+        scalar_select(rest)?
+    } else {
+        match scalar(name) {
+            Some(scalar) => (rest, ScalarChoice::Named(scalar)),
+            None => return fail(not_a_scalar(name, name_span)),
+        }
     };
     let (rest, _) = cut(expect(
         "`.` and a memory (`GL`, `SH` or `RF`)",

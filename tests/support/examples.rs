@@ -15,3 +15,21 @@ pub fn paths() -> Vec<String> {
     names.sort();
     names
 }
+
+/// `text` with only the first of its kernel variants (`kernel X = Y(…)`
+/// lines): for the mutation tests, where each variant would lower and check
+/// its base's body again, multiplying the time of every mutant. One variant
+/// keeps the variant syntax mutated; the examples tests check and assemble
+/// every variant unmutated.
+pub fn with_one_variant(text: &str) -> String {
+    let mut variants = 0;
+    text.lines()
+        .filter(|line| {
+            let words: Vec<&str> = line.split_whitespace().take(3).collect();
+            let variant = words.len() == 3 && words[0] == "kernel" && words[2] == "=";
+            variants += usize::from(variant);
+            !variant || variants == 1
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
+}

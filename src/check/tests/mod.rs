@@ -11,6 +11,7 @@ mod partial;
 mod rules;
 mod session;
 mod types;
+mod variants;
 
 use crate::check::{Names, Session, Shown, group_type_text, tensor_type_text};
 use crate::diag::Diagnostic;
