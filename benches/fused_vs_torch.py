@@ -44,17 +44,17 @@ SOFTMAX_SIZES = [(196608, 384), (65536, 1024)]
 EPS = 1e-5
 
 
-def build(ptxgen, source, defines, folder, tag):
-    """PTX and manifest of `source` with `defines`, from `ptxgen build`."""
+def build(ptxgen, source, defines, kernel, folder, tag):
+    """PTX and manifest of `kernel` of `source` with `defines`, from `ptxgen build`."""
     ptx, manifest = os.path.join(folder, f"{tag}.ptx"), os.path.join(folder, f"{tag}.json")
-    flags = [arg for define in defines for arg in ("--define", define)]
+    flags = [arg for define in defines for arg in ("--define", define)] + ["--kernel", kernel]
     for emit, out in (("ptx", ptx), ("manifest", manifest)):
         subprocess.run([ptxgen, source, "--emit", emit, "-o", out, *flags], check=True)
     return ptx, manifest
 
 
 def load(torch, args, folder, source, kernel, defines=()):
-    ptx, manifest = build(args.ptxgen, source, list(defines) + args.define, folder, f"{kernel}-{len(os.listdir(folder))}")
+    ptx, manifest = build(args.ptxgen, source, list(defines) + args.define, kernel, folder, f"{kernel}-{len(os.listdir(folder))}")
     return harness.Kernel(torch, ptx, manifest, kernel)
 
 

@@ -56,10 +56,11 @@ def parse_size(text):
     return tuple(int(p) for p in parts)
 
 
-def build(ptxgen, source, defines, folder):
-    """PTX and manifest of `source`, from `ptxgen build`."""
+def build(ptxgen, source, defines, kernel, folder):
+    """PTX and manifest of `kernel` of `source`, from `ptxgen build` (only that
+    kernel: another variant of the file may not take the defines)."""
     ptx, manifest = os.path.join(folder, "kernel.ptx"), os.path.join(folder, "kernel.json")
-    flags = [arg for define in defines for arg in ("--define", define)]
+    flags = [arg for define in defines for arg in ("--define", define)] + ["--kernel", kernel]
     for emit, out in (("ptx", ptx), ("manifest", manifest)):
         subprocess.run([ptxgen, source, "--emit", emit, "-o", out, *flags], check=True)
     return ptx, manifest
@@ -153,7 +154,7 @@ def main():
 
     torch, facts = harness.start("gemm_vs_cublas.py", args)
     with tempfile.TemporaryDirectory() as folder:
-        ptx, manifest = build(args.ptxgen, args.file, args.define, folder)
+        ptx, manifest = build(args.ptxgen, args.file, args.define, args.kernel, folder)
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
         print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
         print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")

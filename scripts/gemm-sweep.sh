@@ -7,13 +7,14 @@
 # dims that are not multiples of 8. Each kernel runs with its default
 # ALIGN = 8 where its launch requirement holds, and with `--define ALIGN=1`
 # (the any-size path) where the launch refuses. Prints one line per run and
-# a count per file; exits 1 when a run fails. A file with a batched kernel
-# (`%A:[M, K, L …`) runs it with L = 2.
+# a count per file; exits 1 when a run fails. A batched kernel (its name
+# says `batched`) runs with L = 2.
 #
 #   cargo build --release --features cuda
 #   bash scripts/gemm-sweep.sh                          # the four GEMM examples
 #   bash scripts/gemm-sweep.sh examples/gemm_f16.gph
 #   PTXGEN=path/to/ptxgen bash scripts/gemm-sweep.sh
+#   KERNELS="gemm_f16_rr gemm_f16_cc" bash scripts/gemm-sweep.sh examples/gemm_f16.gph
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ptxgen=${PTXGEN:-target/release/ptxgen}
@@ -34,12 +35,12 @@ status=0
 for file in "${files[@]}"; do
     passed=0
     failed=0
-    batch=()
-    grep -q '%A:\[M, K, L' "$file" && batch=(--dim L=2)
-    kernels=$(sed -n 's/^kernel \([A-Za-z0-9_]*\).*/\1/p' "$file")
+    kernels=${KERNELS:-$(sed -n 's/^kernel \([A-Za-z0-9_]*\).*/\1/p' "$file")}
     for triple in "${triples[@]}"; do
         IFS=, read -r m n k <<<"$triple"
         for kernel in $kernels; do
+            batch=()
+            [[ $kernel == *batched* ]] && batch=(--dim L=2)
             seed=$(( (RANDOM << 15) | RANDOM ))
             run=("$ptxgen" run --backend gpu --check --seed "$seed" --kernel "$kernel"
                 --dim "M=$m" --dim "N=$n" --dim "K=$k" "${batch[@]}" "$file")

@@ -46,6 +46,10 @@ pub struct Options {
     pub annotate: bool,
     /// `--emit`: how far to go.
     pub emit: Emit,
+    /// `--kernel NAME`: only these kernels are checked and compiled (a
+    /// variant's base body is checked under the variant's constants);
+    /// empty means every kernel of the file.
+    pub kernels: Vec<String>,
 }
 
 /// A file parsed and checked, not lowered.
@@ -105,14 +109,15 @@ impl Compiled {
     }
 }
 
-/// Parses and checks `text` (reported as `name`) with `options.defines`:
+/// Parses and checks `text` (reported as `name`) with `options.defines`,
+/// the kernels `options.kernels` (every kernel if empty):
 /// the typed program, or the diagnostics of the first stage that fails.
 pub fn check(name: &str, text: &str, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
     let ast = syntax::parse_file(name, text)?;
     // A file with no kernel is worth a warning, not an error; it comes
     // first, before the checker's warnings or errors.
     let no_kernel = syntax::no_kernel(&ast);
-    match check::check_file_warned(&ast, &options.defines) {
+    match check::check_file_selected(&ast, &options.defines, &options.kernels) {
         Ok((program, mut warnings)) => {
             warnings.splice(0..0, no_kernel);
             Ok(Checked { program, warnings })
@@ -134,6 +139,9 @@ fn provenance(name: &str, options: &Options, module: &crate::ptx::Module) -> Vec
     }
     for (constant, value) in &options.defines {
         flags.push(format!("--define {constant}={value}"));
+    }
+    for kernel in &options.kernels {
+        flags.push(format!("--kernel {kernel}"));
     }
     if options.annotate {
         flags.push("--annotate".to_string());

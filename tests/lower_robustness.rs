@@ -30,7 +30,7 @@ fn corpus() -> Vec<String> {
             .collect();
         paths.sort();
         texts.extend(paths.iter().map(|path| {
-            support::examples::with_one_variant(&String::from_utf8_lossy(
+            support::examples::without_variants(&String::from_utf8_lossy(
                 &std::fs::read(path).expect("readable"),
             ))
         }));

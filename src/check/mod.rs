@@ -81,6 +81,20 @@ pub fn check_file_warned(
     file: &File,
     defines: &[(String, i64)],
 ) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
+    check_file_selected(file, defines, &[])
+}
+
+/// [`check_file_warned`] for the kernels named in `kernels` only (every
+/// kernel if it is empty): the others are neither checked nor in the
+/// program, so that one kernel builds where a variant's constants fail
+/// (`ptxgen build --kernel`). A name that is no kernel of the file is an
+/// error.
+pub fn check_file_selected(
+    file: &File,
+    defines: &[(String, i64)],
+    kernels: &[String],
+) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let selected = |name: &Name| kernels.is_empty() || kernels.contains(&name.text);
     let mut diags = Vec::new();
     let const_spans: Vec<(usize, &ConstDef)> = file
         .items
@@ -97,7 +111,7 @@ pub fn check_file_warned(
         }
     }
     let mut consts = ConstScope::new(file);
-    let mut kernels = Vec::new();
+    let mut program = Vec::new();
     let mut kernel_names: BTreeMap<String, Span> = BTreeMap::new();
     // Each kernel's body by name: the item index of the kernel written with
     // it, and the constants its variant sets (none for the kernel itself).
@@ -106,10 +120,6 @@ pub fn check_file_warned(
         match item {
             Item::Const(def) => consts.define(def, defines, &mut diags),
             Item::Kernel(kernel) => {
-                let mut checker = consts.checker();
-                let checked = checker.kernel(kernel);
-                diags.append(&mut checker.diags);
-                consts.restore(checker);
                 name_kernel(&kernel.name, &mut kernel_names, &mut diags);
                 bodies.insert(
                     kernel.name.text.clone(),
@@ -119,7 +129,14 @@ pub fn check_file_warned(
                         overrides: Vec::new(),
                     },
                 );
-                kernels.extend(checked.ok());
+                if !selected(&kernel.name) {
+                    continue;
+                }
+                let mut checker = consts.checker();
+                let checked = checker.kernel(kernel);
+                diags.append(&mut checker.diags);
+                consts.restore(checker);
+                program.extend(checked.ok());
             }
             Item::Variant(variant) => {
                 name_kernel(&variant.name, &mut kernel_names, &mut diags);
@@ -127,6 +144,10 @@ pub fn check_file_warned(
                 else {
                     continue;
                 };
+                bodies.insert(variant.name.text.clone(), body.clone());
+                if !selected(&variant.name) {
+                    continue;
+                }
                 let mut settings = defines.to_vec();
                 settings.extend(body.overrides.iter().cloned());
                 let mut scope = ConstScope::new(file);
@@ -155,9 +176,26 @@ pub fn check_file_warned(
                     set.join(", ")
                 );
                 diags.extend(found.into_iter().map(|d| d.with_note(context.clone())));
-                kernels.extend(checked.ok());
-                bodies.insert(variant.name.text.clone(), body);
+                program.extend(checked.ok());
             }
+        }
+    }
+    for name in kernels {
+        if !kernel_names.contains_key(name) {
+            let known: Vec<&str> = kernel_names.keys().map(String::as_str).collect();
+            diags.push(
+                Diagnostic::error(
+                    codes::UNDEFINED,
+                    format!("`--kernel {name}` names no kernel of this file"),
+                    Span::at(0),
+                )
+                .with_label(if known.is_empty() {
+                    "this file defines no kernel".to_string()
+                } else {
+                    format!("this file's kernels: {}", known.join(", "))
+                })
+                .with_help("name one of the file's kernels or variants"),
+            );
         }
     }
     diags.sort_by_key(|d| d.primary.span.start);
@@ -174,7 +212,7 @@ pub fn check_file_warned(
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
-    Ok((Program { kernels }, diags))
+    Ok((Program { kernels: program }, diags))
 }
 
 /// A kernel body and the constants a variant sets for it.

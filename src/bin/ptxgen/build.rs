@@ -143,6 +143,7 @@ pub fn compile_one(
         defines: args.defines.clone(),
         annotate: args.annotate,
         emit: args.emit.into(),
+        kernels: args.kernels.clone(),
     };
     let compiled = match compile::compile(&name, &report.source, &options) {
         Ok(compiled) => compiled,

@@ -146,6 +146,11 @@ pub struct BuildArgs {
     /// Override a `const` of the source: NAME=VALUE (repeatable).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
     pub defines: Vec<(String, i64)>,
+    /// Compile only this kernel or variant (repeatable; default: every
+    /// kernel of the file). The others are not checked, so a define that
+    /// one variant cannot take does not stop the rest.
+    #[arg(long = "kernel", value_name = "NAME")]
+    pub kernels: Vec<String>,
     /// How to report diagnostics and results.
     #[arg(long, value_enum, default_value = "human")]
     pub message_format: MessageFormat,

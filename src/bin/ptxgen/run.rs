@@ -152,7 +152,14 @@ const STOPPED: u8 = 2;
 
 /// The compiled file (with `annotate`, IR statements as PTX comments), or
 /// the exit code after printing why not.
-fn compile(file: &PathBuf, args: &CompileArgs, annotate: bool) -> Result<Compiled, ExitCode> {
+/// Only `kernel` is compiled where one is named: the others' constants may
+/// not hold for it (a variant that needs BN to be a multiple of 64).
+fn compile(
+    file: &PathBuf,
+    args: &CompileArgs,
+    annotate: bool,
+    kernel: &Option<String>,
+) -> Result<Compiled, ExitCode> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|error| {
         eprintln!("error: {name}: cannot read it: {error}");
@@ -162,6 +169,7 @@ fn compile(file: &PathBuf, args: &CompileArgs, annotate: bool) -> Result<Compile
         arch: args.arch,
         defines: args.defines.clone(),
         annotate,
+        kernels: kernel.iter().cloned().collect(),
         ..Options::default()
     };
     compile::compile(&name, &text, &options).map_err(|diagnostics| {
@@ -181,7 +189,12 @@ fn stopped(error: launch::CommandError) -> ExitCode {
 
 /// `ptxgen run`.
 pub fn run(args: &RunArgs) -> ExitCode {
-    let compiled = match compile(&args.file, &args.compile, args.options.annotate) {
+    let compiled = match compile(
+        &args.file,
+        &args.compile,
+        args.options.annotate,
+        &args.options.kernel,
+    ) {
         Ok(compiled) => compiled,
         Err(code) => return code,
     };
@@ -195,7 +208,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
 
 /// `ptxgen bench`.
 pub fn bench(args: &BenchArgs) -> ExitCode {
-    let compiled = match compile(&args.file, &args.compile, false) {
+    let compiled = match compile(&args.file, &args.compile, false, &args.options.kernel) {
         Ok(compiled) => compiled,
         Err(code) => return code,
     };

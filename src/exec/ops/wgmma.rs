@@ -5,9 +5,12 @@
 //! registers are pending until `wgmma.wait_group` retires their group, and
 //! reading one before is an early read.
 //!
-//! Descriptors: only the form the lowering writes is read — K-major rows
-//! of 128 bytes under the 128-byte swizzle (mode 1), 8-row groups `SBO`
-//! bytes apart; anything else is an error naming the descriptor.
+//! Descriptors: only the forms the lowering writes are read, under the
+//! 128-byte swizzle (mode 1) — K-major rows of 128 bytes, 8-row groups
+//! `SBO` bytes apart; or, with the operand's transpose bit, MN-major 64×8
+//! atoms (rows of 64 elements along M or N, one per k), `SBO` bytes apart
+//! along K and `LBO` along M or N. Anything else is an error naming the
+//! descriptor.
 
 use super::super::ExecError;
 use super::super::decode::{Op, Ty};
@@ -17,11 +20,19 @@ use super::super::machine::FindingKind;
 use super::super::parse::Operand;
 use super::warp::half_value;
 
-/// A decoded K-major, 128-byte-swizzled shared-memory matrix descriptor.
+/// A decoded 128-byte-swizzled shared-memory matrix descriptor.
 #[derive(Clone, Copy, Debug)]
 struct Descriptor {
     start: u64,
+    /// LBO: MN-major atoms' distance along M or N (unused K-major).
+    leading: u64,
+    /// SBO: K-major 8-row groups', or MN-major atoms' distance along K.
     stride: u64,
+}
+
+/// The 128-byte swizzle of a shared address: bits 7–9 into 4–6.
+fn swizzle(unswizzled: u64) -> u64 {
+    unswizzled ^ (((unswizzled >> 7) & 7) << 4)
 }
 
 impl Descriptor {
@@ -29,30 +40,50 @@ impl Descriptor {
         let swizzle_128 = bits >> 62 == 1;
         swizzle_128.then_some(Descriptor {
             start: (bits & 0x3FFF) << 4,
+            leading: ((bits >> 16) & 0x3FFF) << 4,
             stride: ((bits >> 32) & 0x3FFF) << 4,
         })
     }
 
-    /// The shared address of the 16-byte chunk `chunk` (k / 8) of `row`.
+    /// K-major: the shared address of the 16-byte chunk `chunk` (k / 8) of `row`.
     fn chunk(self, row: u64, chunk: u64) -> u64 {
-        let unswizzled = self.start + (row / 8) * self.stride + (row % 8) * 128 + chunk * 16;
-        unswizzled ^ (((unswizzled >> 7) & 7) << 4)
+        swizzle(self.start + (row / 8) * self.stride + (row % 8) * 128 + chunk * 16)
+    }
+
+    /// MN-major: the shared address of the 16-bit element (mn, k).
+    fn element(self, mn: u64, k: u64) -> u64 {
+        swizzle(
+            self.start
+                + (mn / 64) * self.leading
+                + (mn % 64) * 2
+                + (k % 8) * 128
+                + (k / 8) * self.stride,
+        )
     }
 }
 
 impl Block<'_, '_> {
-    /// Reads `rows` rows of 16 elements (K-major) through `descriptor`,
-    /// as thread `t`.
+    /// Reads `rows` rows of 16 elements (along K) through `descriptor`,
+    /// K-major or (`transposed`) MN-major, as thread `t`.
     fn matrix(
         &mut self,
         t: u32,
         pc: usize,
         descriptor: Descriptor,
+        transposed: bool,
         rows: std::ops::Range<u64>,
         ty: Ty,
     ) -> Vec<[f64; 16]> {
         rows.map(|row| {
             let mut values = [0f64; 16];
+            if transposed {
+                for (k, value) in values.iter_mut().enumerate() {
+                    let at = descriptor.element(row, k as u64);
+                    let bytes = self.shared_read(t, pc, at, 2).unwrap_or_else(|| vec![0; 2]);
+                    *value = half_value(ty, u64::from(u16::from_le_bytes([bytes[0], bytes[1]])));
+                }
+                return values;
+            }
             for chunk in 0..2 {
                 let at = descriptor.chunk(row, chunk);
                 let bytes = self
@@ -99,23 +130,17 @@ impl Block<'_, '_> {
         } else {
             1.0
         };
-        let transposed =
-            self.value(first, pc, &operands[6])? != 0 || self.value(first, pc, &operands[7])? != 0;
+        let a_transposed = self.value(first, pc, &operands[6])? != 0;
+        let b_transposed = self.value(first, pc, &operands[7])? != 0;
         let (Some(a), Some(b)) = (Descriptor::decode(a_bits), Descriptor::decode(b_bits)) else {
             return Err(self.operands(
                 pc,
                 &format!("descriptors {a_bits:#x}, {b_bits:#x}: the CPU executor reads only the 128-byte swizzle"),
             ));
         };
-        if transposed {
-            return Err(self.operands(
-                pc,
-                "the CPU executor reads only K-major (untransposed) operands",
-            ));
-        }
         let rows = 16 * warp as u64;
-        let ma = self.matrix(first, pc, a, rows..rows + 16, inputs);
-        let mb = self.matrix(first, pc, b, 0..u64::from(n), inputs);
+        let ma = self.matrix(first, pc, a, a_transposed, rows..rows + 16, inputs);
+        let mb = self.matrix(first, pc, b, b_transposed, 0..u64::from(n), inputs);
         let Operand::Vector(dests) = &operands[0] else {
             return Err(self.operands(pc, "wgmma's d is a vector of registers"));
         };

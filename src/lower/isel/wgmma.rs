@@ -6,14 +6,23 @@
 //! `mma.m16n8` C fragment is over a warp: warp `w` holds rows `16w..16w+15`,
 //! each thread `N/2` values, `[1, N/8].[2, 1].[1, 2]` (the atom of `crate::atoms`).
 //!
-//! The descriptors describe the one shared layout this pattern accepts:
-//! K-major rows of 64 16-bit elements (128 bytes) under `Swizzle<3,3,3>`,
-//! the hardware's 128-byte swizzle. The hardware swizzles absolute
-//! addresses, and a swizzled buffer's slice is aligned to its period (1024
-//! bytes, `shared.rs`), so the descriptor's start address is the
-//! unswizzled address of element (0, 0), which must begin an 8-row group
-//! (offsets from there to the row's 16-element k-slices go into the start
-//! address; the hardware's swizzle then agrees with the layout's).
+//! The descriptors describe the two shared layouts of the hardware's
+//! 128-byte swizzle (`Swizzle<3,3,3>` on 16-bit elements) this pattern
+//! accepts, per operand:
+//!
+//! - **K-major**: rows of 64 elements along K (128 bytes), 8-row groups 1024
+//!   bytes apart: element (row, k) at `row * 64 + k`.
+//! - **MN-major** (the instruction's transpose bit): rows of 64 elements
+//!   along M (A) or N (B), 8 of them for 8 consecutive k in one 1024-byte
+//!   atom; atoms along K `SBO` and along M or N `LBO` bytes apart: element
+//!   (mn, k) at `mn % 64 + 64 * (k % 8) + SBO/2 * (k / 8) + LBO/2 * (mn / 64)`.
+//!
+//! The hardware swizzles absolute addresses, and a swizzled buffer's slice
+//! is aligned to its period (1024 bytes, `shared.rs`), so the descriptor's
+//! start address is the unswizzled address of element (0, 0), which must
+//! begin an 8-row group (K-major: offsets from there to the row's
+//! 16-element k-slices go into the start address) or an atom (MN-major);
+//! the hardware's swizzle then agrees with the layout's.
 //!
 //! Ordering (docs/lowering.md, "Warpgroup MatMul"): `wgmma.fence` opens
 //! each run of consecutive warpgroup MatMuls; a plain `MatMul` is followed
@@ -42,10 +51,14 @@ const GROUP: i64 = 8 * ROW;
 const WIDTH_STEP: i64 = 8;
 /// The widest B.
 const MAX_WIDTH: i64 = 256;
+/// The swizzle-mode field of a descriptor: 1, the 128-byte swizzle.
+const SWIZZLE_128B: i64 = 1 << 62;
 /// The constant fields of a descriptor of a K-major 128-byte-swizzled
 /// operand: leading byte offset 1 (unused by this mode), stride byte offset
-/// 1024 bytes (one 8-row group) in 16-byte units, swizzle mode 1 (128 B).
-const DESCRIPTOR_FIELDS: i64 = (1 << 16) | ((1024 >> 4) << 32) | (1 << 62);
+/// 1024 bytes (one 8-row group) in 16-byte units, the swizzle mode.
+const K_MAJOR_FIELDS: i64 = (1 << 16) | ((1024 >> 4) << 32) | SWIZZLE_128B;
+/// The widest byte offset a descriptor field holds: 14 bits of 16 bytes.
+const MAX_OFFSET_BYTES: i64 = ((1 << 14) - 1) << 4;
 
 /// The warpgroup multiply of one input type, synchronous or not.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -62,6 +75,20 @@ pub struct WgmmaPlan {
     pattern: WgmmaPattern,
     /// B's columns.
     n: i64,
+    /// How A is laid out.
+    a: OperandForm,
+    /// How B is laid out.
+    b: OperandForm,
+}
+
+/// How one shared operand is laid out, as the instruction is told.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct OperandForm {
+    /// MN-major: the instruction's transpose bit for this operand.
+    transposed: bool,
+    /// The descriptor's fields but the start address: byte offsets and
+    /// swizzle mode.
+    fields: i64,
 }
 
 /// Every warpgroup pattern.
@@ -161,8 +188,8 @@ impl WgmmaPattern {
                 ),
             ));
         }
-        k_major_rows(a, |m, k| (m, k))?;
-        k_major_rows(b, |k, n| (n, k))?;
+        let a_form = operand_form(a, |m, k| (m, k))?;
+        let b_form = operand_form(b, |k, n| (n, k))?;
         if let Some(arch) = request.arch.filter(|arch| !arch.is_arch_specific()) {
             return Err(Reject::new(
                 Progress::Target,
@@ -170,14 +197,24 @@ impl WgmmaPattern {
             )
             .with_help(format!("compile for {}", Arch::Sm90a)));
         }
-        Ok(Plan::Wgmma(WgmmaPlan { pattern: *self, n }))
+        Ok(Plan::Wgmma(WgmmaPlan {
+            pattern: *self,
+            n,
+            a: a_form,
+            b: b_form,
+        }))
     }
 }
 
-/// The (rows, columns) of a one-level matrix operand.
+/// The (rows, columns) of a one-level matrix operand; a mode may be
+/// hierarchical (`(8,2)` k rows of an MN-major tile), counted by its size.
 fn matrix_extents(operand: &OperandInfo) -> Result<(i64, i64), Reject> {
-    match operand.dims.as_slice() {
-        [level] if level.len() == 2 => Ok((level[0], level[1])),
+    match (operand.dims.as_slice(), operand.modes.as_slice()) {
+        ([level], [modes]) if modes.len() == 2 => {
+            let rows: i64 = level[..modes[0]].iter().product();
+            let columns: i64 = level[modes[0]..].iter().product();
+            Ok((rows, columns))
+        }
         _ => Err(Reject::new(
             Progress::Layout,
             format!(
@@ -190,19 +227,21 @@ fn matrix_extents(operand: &OperandInfo) -> Result<(i64, i64), Reject> {
     }
 }
 
-/// Checks that `operand` is stored as K-major 128-byte rows under the
-/// 128-byte swizzle: element (i, j), mapped by `row_k` to (row, k), is at
-/// `row * 64 + k` from the view's origin.
-fn k_major_rows(
+const LAYOUT_HELP: &str = "lay the shared tile out under the 128-byte swizzle, K-major in rows of \
+                           64 16-bit elements (e.g. `[BM, 64 : 64, 1].fp16.SH.Swizzle<3, 3, 3>` \
+                           for A) or MN-major in 64×8 atoms (e.g. `[(64, BM/64), (8, 8) : (1, \
+                           4096), (64, 512)].fp16.SH.Swizzle<3, 3, 3>` for a column-major A)";
+
+/// How `operand` is laid out: K-major or MN-major under the 128-byte
+/// swizzle (the module's comment), its elements (i, j) mapped by `mn_k` to
+/// (row along M or N, k).
+fn operand_form(
     operand: &OperandInfo,
-    row_k: impl Fn(i64, i64) -> (i64, i64),
-) -> Result<(), Reject> {
+    mn_k: impl Fn(i64, i64) -> (i64, i64),
+) -> Result<OperandForm, Reject> {
     let place = operand
         .memory_place()
         .map_err(|reason| Reject::new(Progress::Layout, reason))?;
-    let layout_help = "lay the shared tile out K-major in rows of 64 16-bit elements with the \
-                       128-byte swizzle, e.g. `[BM, 64 : 64, 1].fp16.SH.Swizzle<3, 3, 3>` for A \
-                       and `[64, BN : 1, 64].fp16.SH.Swizzle<3, 3, 3>` for B";
     let swizzled = place
         .swizzle
         .is_some_and(|s| (s.bits(), s.base(), s.shift()) == (3, 3, 3));
@@ -214,45 +253,108 @@ fn k_major_rows(
                 operand.role, operand.ty
             ),
         )
-        .with_help(layout_help));
+        .with_help(LAYOUT_HELP));
     }
     let (rows, _) = matrix_extents(operand)?;
+    // (mn, k, offset) of every element, its offset from the view's origin.
+    let mut elements = Vec::with_capacity(operand.count);
     for e in 0..operand.count as i64 {
-        let (i, j) = (e % rows, e / rows);
-        let (row, k) = row_k(i, j);
-        let expected = row * ROW + k;
-        if place.offsets[e as usize].as_const() != Some(expected) {
+        let (mn, k) = mn_k(e % rows, e / rows);
+        let Some(offset) = place.offsets[e as usize].as_const() else {
             return Err(Reject::new(
                 Progress::Layout,
                 format!(
-                    "reads K-major rows of {ROW} elements: element ({i}, {j}) of the {} must be \
-                     at offset +{expected}, not +{}",
+                    "reads tiles of constant offsets; element {e} of the {} is at +{}",
                     operand.role, place.offsets[e as usize]
                 ),
-            )
-            .with_help(layout_help));
-        }
+            ));
+        };
+        elements.push((mn, k, offset));
     }
-    starts_a_row_group(operand, &place.base)
+    let k_major = elements
+        .iter()
+        .find(|(mn, k, offset)| *offset != mn * ROW + k);
+    let Some(&(mn, k, offset)) = k_major else {
+        starts_a_row_group(operand, &place.base, false)?;
+        return Ok(OperandForm {
+            transposed: false,
+            fields: K_MAJOR_FIELDS,
+        });
+    };
+    match mn_major(&elements) {
+        Ok(fields) => {
+            starts_a_row_group(operand, &place.base, true)?;
+            Ok(OperandForm {
+                transposed: true,
+                fields,
+            })
+        }
+        Err(why) => Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "reads K-major rows of {ROW} elements or MN-major 64×8 atoms: element (mn {mn}, \
+                 k {k}) of the {} is at +{offset}, not +{} (K-major); MN-major: {why}",
+                operand.role,
+                mn * ROW + k
+            ),
+        )
+        .with_help(LAYOUT_HELP)),
+    }
 }
 
-/// Checks that the view's origin `base` (unswizzled, in elements) is a
-/// 16-element k-slice of the first row of an 8-row group: `base mod 512` is
-/// 0, 16, 32 or 48. Every term but the constant must carry a factor of 512.
-fn starts_a_row_group(operand: &OperandInfo, base: &Expr) -> Result<(), Reject> {
+/// The descriptor fields of MN-major elements `(mn, k, offset)`, or why
+/// they are not MN-major: the atoms' distances along K (SBO) and along M
+/// or N (LBO) are read off elements (0, 8) and (64, 0), and every element
+/// must then be where the canonical layout puts it.
+fn mn_major(elements: &[(i64, i64, i64)]) -> Result<i64, String> {
+    let at = |mn: i64, k: i64| elements.iter().find(|e| (e.0, e.1) == (mn, k)).map(|e| e.2);
+    let stride_k = at(0, 8).unwrap_or(GROUP);
+    let stride_mn = at(ROW, 0).unwrap_or(GROUP);
+    for (what, stride) in [("along K", stride_k), ("along M or N", stride_mn)] {
+        if stride <= 0 || stride % GROUP != 0 || stride * 2 > MAX_OFFSET_BYTES {
+            return Err(format!(
+                "the atoms {what} are {stride} elements apart, not a positive multiple of \
+                 {GROUP} (1024 bytes) that a descriptor holds"
+            ));
+        }
+    }
+    for &(mn, k, offset) in elements {
+        let expected = mn % ROW + ROW * (k % 8) + stride_k * (k / 8) + stride_mn * (mn / ROW);
+        if offset != expected {
+            return Err(format!(
+                "element (mn {mn}, k {k}) would be at +{expected}, with atoms {stride_k} \
+                 elements apart along K and {stride_mn} along M or N"
+            ));
+        }
+    }
+    let (lbo, sbo) = ((stride_mn * 2) >> 4, (stride_k * 2) >> 4);
+    Ok((lbo << 16) | (sbo << 32) | SWIZZLE_128B)
+}
+
+/// Checks that the view's origin `base` (unswizzled, in elements) begins
+/// an 8-row group: every term but the constant carries a factor of 512,
+/// and the constant is a multiple of 512 plus, for a K-major tile, one of
+/// the 16-element k-slices of the group's first row (0, 16, 32 or 48); an
+/// MN-major tile starts its atom.
+fn starts_a_row_group(operand: &OperandInfo, base: &Expr, transposed: bool) -> Result<(), Reject> {
     let (terms, constant) = split_sum(base);
     let unaligned = terms
         .iter()
         .find(|term| constant_factor(term).is_none_or(|(_, factor)| factor % GROUP != 0));
     let within = constant.rem_euclid(GROUP);
+    let (slices, allowed) = if transposed {
+        (within == 0, "0: an MN-major tile starts an atom")
+    } else {
+        (within % 16 == 0 && within < ROW, "0, 16, 32 or 48 along K")
+    };
     let reason = match unaligned {
         Some(term) => format!(
             "the {}'s origin has the term `{term}`, not a multiple of {GROUP} elements",
             operand.role
         ),
-        None if within % 16 != 0 || within >= ROW => format!(
-            "the {}'s origin is {within} elements past an 8-row group, not the start of a \
-             16-element k-slice of its first row (0, 16, 32 or 48)",
+        None if !slices => format!(
+            "the {}'s origin is {within} elements past an 8-row group, not where a tile may \
+             begin ({allowed})",
             operand.role
         ),
         None => return Ok(()),
@@ -261,7 +363,7 @@ fn starts_a_row_group(operand: &OperandInfo, base: &Expr) -> Result<(), Reject> 
         Progress::Alignment,
         format!(
             "reads tiles that begin an 8-row group of the swizzle (a multiple of {GROUP} \
-             elements, plus 0, 16, 32 or 48 along K); {reason}"
+             elements, plus {allowed}); {reason}"
         ),
     )
     .with_help("tile the shared tensor in 64-row (A) or N-row (B) tiles of 64-element rows"))
@@ -274,8 +376,8 @@ pub fn emit(
     plan: &WgmmaPlan,
 ) -> Result<(), LowerError> {
     let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
-    let a_descriptor = descriptor(lowering, a)?;
-    let b_descriptor = descriptor(lowering, b)?;
+    let a_descriptor = descriptor(lowering, a, plan.a.fields)?;
+    let b_descriptor = descriptor(lowering, b, plan.b.fields)?;
     let accumulators = lowering.target_words(c)?;
     if !lowering.wgmma_batch_open {
         lowering.out.emit("wgmma.fence.sync.aligned", Vec::new())?;
@@ -285,8 +387,8 @@ pub fn emit(
         "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ab}.{ab}",
         plan.n
     );
-    // scale-d: 1 adds into C, 0 overwrites it; A and B not negated, both
-    // K-major.
+    // scale-d: 1 adds into C, 0 overwrites it; A and B not negated; each
+    // transposed where it is MN-major.
     lowering.out.emit(
         &name,
         vec![
@@ -296,8 +398,8 @@ pub fn emit(
             imm(i64::from(request.kind.accumulates())),
             imm(1),
             imm(1),
-            imm(0),
-            imm(0),
+            imm(i64::from(plan.a.transposed)),
+            imm(i64::from(plan.b.transposed)),
         ],
     )?;
     if plan.pattern.asynchronous {
@@ -315,8 +417,12 @@ pub fn emit(
 }
 
 /// The matrix descriptor of a checked operand: its unswizzled start address
-/// in 16-byte units, then [`DESCRIPTOR_FIELDS`].
-fn descriptor(lowering: &mut KernelLowering, operand: &OperandInfo) -> Result<Reg, LowerError> {
+/// in 16-byte units, then `fields`.
+fn descriptor(
+    lowering: &mut KernelLowering,
+    operand: &OperandInfo,
+    fields: i64,
+) -> Result<Reg, LowerError> {
     let start = lowering.unswizzled_shared_address(operand)?;
     let units = lowering.out.reg(RegClass::B32);
     lowering
@@ -327,9 +433,8 @@ fn descriptor(lowering: &mut KernelLowering, operand: &OperandInfo) -> Result<Re
         .out
         .emit("cvt.u64.u32", vec![wide.into(), units.into()])?;
     let descriptor = lowering.out.reg(RegClass::B64);
-    lowering.out.emit(
-        "or.b64",
-        vec![descriptor.into(), wide.into(), imm(DESCRIPTOR_FIELDS)],
-    )?;
+    lowering
+        .out
+        .emit("or.b64", vec![descriptor.into(), wide.into(), imm(fields)])?;
     Ok(descriptor)
 }
