@@ -248,3 +248,84 @@ fn deep_loop_nests_around_a_multiply_check_quickly() {
     assert!(errors.iter().all(|d| d.code == "E0262"), "{errors:#?}");
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
+
+/// One warpgroup computes C (64×64) = A · B with A stored M-major and B
+/// N-major, in global and shared memory alike: 64×8 atoms of 8 k-rows of 64
+/// elements, `a_k` and `b_k` the atoms' distance along K in elements.
+fn mn_major(a_k: i64, b_k: i64) -> String {
+    format!(
+        "
+kernel wgmma_mn_major {{
+    %A:[64, 64 : 1, 64].fp16.GL
+    %B:[64, 64 : 64, 1].fp16.GL
+    %C:[64, 64 : 64, 1].fp32.GL
+    #b:[1].block
+    #t:[128].thread
+    %C <- MatMul<overwrite><<<#b, #t>>>(%A, %B) {{
+        #one:[].block = #b.scalar()
+        #me:[].thread = #t.scalar()
+        #wg = #t.tile(128)
+        #warp = #t.tile(32)
+        @w, @l = #warp.indices()
+        #lanes = #warp.reshape(1, [4, 8])
+        @w2, (@ct, @cg) = #lanes.indices()
+        %sA:[64, (8, 8) : 1, (64, {a_k})].fp16.SH.Swizzle<3, 3, 3>
+        %sB:[(8, 8), 64 : (64, {b_k}), 1].fp16.SH.Swizzle<3, 3, 3>
+        #cp = #t.reshape(0, [8, 16])
+        @c, @r = #cp.indices()
+        for (i = 0; i < 4; i += 1) {{
+            %sA.tile([8], [16])[@c, i][_, @r] <- Move<<<#one, #me>>>(%A.tile([8], [16])[@c, i][_, @r])
+            %sB.tile([16], [8])[i, @c][@r, _] <- Move<<<#one, #me>>>(%B.tile([16], [8])[i, @c][@r, _])
+        }}
+        sync
+        %acc:[1, 8].[2, 1].[1, 2].fp32.RF
+        %acc <- Init<0.0><<<#one, #me>>>()
+        for (kk = 0; kk < 4; kk += 1) {{
+            %acc <- MatMul<<<#one, #wg>>>(%sA.tile([64, 16])[0, kk], %sB.tile([16, 64])[kk, 0])
+        }}
+        %wC = %C.tile([16, 8])
+        for (j = 0; j < 8; j += 1) {{
+            %cl = %wC[@w, j].tile([8, 8]).tile([1, 2])[_, _, @cg, @ct]
+            for (h = 0; h < 2; h += 1) {{
+                %cl[h, 0] <- Move<<<#one, #me>>>(%acc[0, j][h, 0])
+            }}
+        }}
+    }}
+}}
+"
+    )
+}
+
+#[test]
+fn mn_major_operands_are_read_transposed_with_their_atom_distances() {
+    let src = mn_major(512, 1024);
+    let module = lower("mn_major", &src, None).unwrap_or_else(|e| panic!("{e:#?}"));
+    let text = module.to_ptx().unwrap();
+    let mmas = lines_starting(&text, "wgmma.mma_async");
+    assert_eq!(mmas.len(), 4, "{text}");
+    for line in &mmas {
+        // A and B both transposed.
+        assert!(line.ends_with(", 1, 1, 1, 1, 1;"), "{line}");
+    }
+    // A: atoms 1024 bytes apart along K (SBO 64 units), LBO the default
+    // 1024 bytes; B: 2048 bytes along K (SBO 128 units).
+    let a_fields = (1_i64 << 62) | (64 << 32) | (64 << 16);
+    let b_fields = (1_i64 << 62) | (128 << 32) | (64 << 16);
+    assert!(text.contains(&a_fields.to_string()), "{text}");
+    assert!(text.contains(&b_fields.to_string()), "{text}");
+    if ptx_support::tools_available() {
+        let expected = [(
+            "wgmma_mn_major",
+            ptx_support::mnemonics(&["HGMMA", "WARPGROUP"]),
+        )];
+        ptx_support::check_module(&module, Arch::Sm90a, &expected);
+    }
+}
+
+#[test]
+fn mn_major_atoms_off_the_swizzle_period_are_refused() {
+    // Atoms 768 elements apart along K: not a multiple of 1024 bytes.
+    let reason = refusal(&mn_major(768, 1024), None);
+    assert!(reason.contains("MN-major"), "{reason}");
+    assert!(reason.contains("768"), "{reason}");
+}
