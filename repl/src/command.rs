@@ -38,8 +38,8 @@ pub const COMMANDS: [(&str, &str, &str); 10] = [
     ),
     (
         "swizzle",
-        "B M S X [by #G] [width N]",
-        "X under Swizzle<B,M,S>: the permuted grid and its banks",
+        "B M S [X [by #G] [width N]]",
+        "Swizzle<B,M,S> explained, or X under it: the permuted grid and its banks",
     ),
     ("names", "", "list the names defined so far"),
     (
@@ -113,12 +113,12 @@ pub enum Command {
         /// The access width in bytes.
         width: Option<Number>,
     },
-    /// `:swizzle B M S X [by #G] [width N]`.
+    /// `:swizzle B M S [X [by #G] [width N]]`.
     Swizzle {
         /// `B`, `M`, `S`.
         params: [Number; 3],
-        /// The layout or tensor swizzled.
-        target: Arg,
+        /// The layout or tensor swizzled; none: explain the swizzle itself.
+        target: Option<Arg>,
         /// The threads of the access, if an access is drawn.
         threads: Option<Arg>,
         /// The access width in bytes.
@@ -392,8 +392,8 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
     }
 }
 
-/// `B M S X`: three integers (S may be negative) and the rest.
-fn swizzle_arguments(all: &Arg) -> Result<([Number; 3], Arg), Failure> {
+/// `B M S [X]`: three integers (S may be negative) and the rest, if any.
+fn swizzle_arguments(all: &Arg) -> Result<([Number; 3], Option<Arg>), Failure> {
     let mut rest = all.text.as_str();
     let mut offset = all.start;
     let mut params = [Number {
@@ -424,20 +424,11 @@ fn swizzle_arguments(all: &Arg) -> Result<([Number; 3], Arg), Failure> {
     }
     let trimmed = rest.trim_start();
     offset += rest.len() - trimmed.len();
-    if trimmed.is_empty() {
-        return Err(bad(
-            "swizzle",
-            "`:swizzle` needs a layout or tensor after B M S",
-            span(offset, 0),
-        ));
-    }
-    Ok((
-        params,
-        Arg {
-            text: trimmed.to_string(),
-            start: offset,
-        },
-    ))
+    let target = (!trimmed.is_empty()).then(|| Arg {
+        text: trimmed.to_string(),
+        start: offset,
+    });
+    Ok((params, target))
 }
 
 #[cfg(test)]
@@ -491,7 +482,11 @@ mod tests {
             panic!("swizzle")
         };
         assert_eq!(params.map(|p| p.value), [3, 3, -3]);
-        assert_eq!(target, arg("(8,64):(64,1)", 16));
+        assert_eq!(target, Some(arg("(8,64):(64,1)", 16)));
+        let Command::Swizzle { target, .. } = parse(":swizzle 3 3 3").unwrap() else {
+            panic!("swizzle")
+        };
+        assert_eq!(target, None);
         assert_eq!(parse(":q").unwrap(), Command::Quit);
         assert_eq!(
             parse(":set width 120").unwrap(),

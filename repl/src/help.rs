@@ -62,6 +62,7 @@ pub const EXAMPLES: [(&str, &[&str]); 10] = [
     (
         "swizzle",
         &[
+            ":swizzle 3 3 3",
             ":swizzle 3 3 3 (8,64):(64,1)",
             "%s:[8,64 : 64,1].fp16.SH",
             "#w:[32].thread",
@@ -187,7 +188,9 @@ fn details(name: &str) -> &'static str {
              distinct words each of the 32 banks serves, and the conflict degree.\n"
         }
         "swizzle" => {
-            "  Stores X's buffer with Swizzle<B,M,S>: the permuted grid, then its banks, or with\n  \
+            "  Alone, explains Swizzle<B,M,S>: the bits it XORs, the chunk c of row r it moves to\n  \
+             c XOR r, and a column of chunks read one per row (as ldmatrix reads) before and after.\n  \
+             With X, stores X's buffer with it: the permuted grid, then its banks, or with\n  \
              `by` the warp's access before and after.\n"
         }
         "set" => {

@@ -345,7 +345,13 @@ impl Session {
                 target,
                 threads,
                 width,
-            } => threads::swizzle(&self.context(), *params, target, threads.as_ref(), *width)?,
+            } => threads::swizzle(
+                &self.context(),
+                *params,
+                target.as_ref(),
+                threads.as_ref(),
+                *width,
+            )?,
             Command::Names => self.names_text(),
             Command::Set { key, value } => self.set(key, value.as_ref())?,
             Command::Reset => {

@@ -488,11 +488,11 @@ pub fn banks_of(
     Ok(out)
 }
 
-/// `:swizzle B M S X [by #G] [width N]`.
+/// `:swizzle B M S [X [by #G] [width N]]`.
 pub fn swizzle(
     ctx: &Context,
     params: [Number; 3],
-    target_arg: &Arg,
+    target_arg: Option<&Arg>,
     threads: Option<&Arg>,
     width: Option<Number>,
 ) -> Result<String, Failure> {
@@ -503,6 +503,23 @@ pub fn swizzle(
             .label("not a valid swizzle")
             .help("Swizzle<B,M,S> XORs the B bits at M+S into the B bits at M; |S| ≥ B")
     })?;
+    let Some(target_arg) = target_arg else {
+        if let Some(by) = threads {
+            return Err(Failure::new(
+                codes::BAD_ARGUMENTS,
+                "`by` needs a tensor to swizzle",
+                by.span(),
+            )
+            .help("give the tensor after B M S, e.g. `:swizzle 3 3 3 %s by #w`"));
+        }
+        // The swizzle alone: how it works on fp16, the element type the
+        // 16-byte chunks of the tensor-core tiles hold.
+        return graphene::viz::swizzle_explained(sw, 2, &ctx.style).map_err(|e| {
+            Failure::new(codes::BAD_ARGUMENTS, e.to_string(), params_span)
+                .label("nothing to explain")
+                .help("explain a swizzle that moves bits, e.g. `:swizzle 3 3 3`")
+        });
+    };
     let view = match target(ctx, target_arg)? {
         Target::Value(value) => {
             let layout = match value {

@@ -69,6 +69,7 @@ golden!(
     ldmatrix,
     mma_fragments,
     banks_and_swizzle,
+    swizzle_explained,
     algebra,
     errors_keep_the_session,
     elision,
@@ -101,6 +102,7 @@ fn every_script_has_a_test() {
             "section_3_2_layouts",
             "section_3_3_tiles",
             "section_4_warp_groups",
+            "swizzle_explained",
         ]
     );
 }

@@ -12,12 +12,15 @@
 //!   drawn from the atoms' thread–value layouts (`crate::atoms`).
 //! - [`WarpAccess`], [`bank_report`], [`banks`], [`bank_grid`]: which banks a
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
+//! - [`swizzle_explained`]: which bits a swizzle XORs into which, its chunk
+//!   permutation, and the banks of a chunk column before and after.
 //!
 //! `docs/viz.md` says what each drawing shows and how to read a cell.
 
 mod atom;
 mod banks;
 mod layout_grid;
+mod swizzle;
 mod table;
 mod thread_map;
 
@@ -25,6 +28,7 @@ pub use crate::atoms::LdmatrixCount;
 pub use atom::{AtomName, MmaInput, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
+pub use swizzle::swizzle_explained;
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
 
 use thiserror::Error;
@@ -124,6 +128,15 @@ pub enum VizError {
     BadThreadMap {
         /// The map's title.
         title: String,
+        /// Which condition failed.
+        reason: String,
+    },
+
+    /// A swizzle the explanation cannot draw (it moves no bits upward).
+    #[error("cannot explain {swizzle}: {reason}")]
+    Unexplained {
+        /// The swizzle, `Sw<B,M,S>`.
+        swizzle: String,
         /// Which condition failed.
         reason: String,
     },
