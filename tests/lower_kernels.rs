@@ -278,7 +278,9 @@ fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
         return;
     }
     let k_major: &[&str] = &["gemm_f16", "gemm_f16_f16out", "gemm_bf16_bf16out"];
-    let configurations: [(&[(&str, i64)], Option<&[&str]>); 3] = [
+    /// Defines, and the kernels that must fit (all if `None`).
+    type Configuration<'a> = (&'a [(&'a str, i64)], Option<&'a [&'a str]>);
+    let configurations: [Configuration; 3] = [
         (
             &[("BN", 128), ("WN", 32), ("FRAGS", 1), ("MIN_BLOCKS", 2)],
             Some(k_major),
