@@ -10,7 +10,7 @@ use crate::failure::{Failure, codes, similar, span};
 
 /// Every command: its name, its arguments, and what it does (for `:help`
 /// and completion). Aliases: `:q` and `:exit` for `:quit`, `:h` for `:help`.
-pub const COMMANDS: [(&str, &str, &str); 10] = [
+pub const COMMANDS: [(&str, &str, &str); 11] = [
     (
         "help",
         "[COMMAND | algebra | ir]",
@@ -40,6 +40,11 @@ pub const COMMANDS: [(&str, &str, &str); 10] = [
         "swizzle",
         "B M S [X [by #G] [width N]]",
         "Swizzle<B,M,S> explained, or X under it: the permuted grid and its banks",
+    ),
+    (
+        "save",
+        "FILE.svg",
+        "write the last picture drawn as SVG, in colour and whole",
     ),
     ("names", "", "list the names defined so far"),
     (
@@ -124,6 +129,8 @@ pub enum Command {
         /// The access width in bytes.
         width: Option<Number>,
     },
+    /// `:save FILE.svg`.
+    Save(Arg),
     /// `:names`.
     Names,
     /// `:set KEY VALUE`.
@@ -337,6 +344,7 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
         "help" => Ok(Command::Help(main)),
         "quit" => no_arguments(Command::Quit),
         "names" => no_arguments(Command::Names),
+        "save" => Ok(Command::Save(required("a file name ending in `.svg`")?)),
         "reset" => no_arguments(Command::Reset),
         "atom" => Ok(Command::Atom(main)),
         "show" => Ok(Command::Show {

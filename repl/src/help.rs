@@ -23,7 +23,7 @@ commands:
 
 /// Examples per command: the lines a user can type (each works in a fresh
 /// session after the ones before it).
-pub const EXAMPLES: [(&str, &[&str]); 10] = [
+pub const EXAMPLES: [(&str, &[&str]); 11] = [
     (
         "show",
         &[
@@ -70,6 +70,7 @@ pub const EXAMPLES: [(&str, &[&str]); 10] = [
             ":swizzle 3 3 3 %s.tile([1,8])[@r, @c] by #w width 16",
         ],
     ),
+    ("save", &[":atom mma.m16n8k16.f16", ":save mma.svg"]),
     ("names", &["let A = (4,8):(1,4)", ":names"]),
     ("set", &[":set width 120", ":set color off"]),
     ("reset", &[":reset"]),
@@ -192,6 +193,10 @@ fn details(name: &str) -> &'static str {
              c XOR r, and a column of chunks read one per row (as ldmatrix reads) before and after.\n  \
              With X, stores X's buffer with it: the permuted grid, then its banks, or with\n  \
              `by` the warp's access before and after.\n"
+        }
+        "save" => {
+            "  Draws the last picture again in colour, 400 columns wide and whole down the rows,\n  \
+             and writes it as SVG: the same characters, each coloured run on a tinted box.\n"
         }
         "set" => {
             "  Grids longer than the width or taller than the height are elided with `… N more`.\n"

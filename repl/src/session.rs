@@ -23,6 +23,13 @@ use crate::help;
 use crate::pictures::{self, Context, mentions_ir_names, view_line};
 use crate::threads;
 
+/// The width and height a saved picture is drawn with: room for the grids
+/// the drawings draw whole (at most `viz::MAX_CELLS` cells: 64 columns of
+/// up to 6 characters), captions wrapped at the same width.
+pub const SAVED_WIDTH: usize = 400;
+/// See [`SAVED_WIDTH`].
+pub const SAVED_HEIGHT: usize = 4096;
+
 /// The IR's statement keywords: a line starting with one is IR.
 pub use graphene::syntax::KEYWORDS as IR_KEYWORDS;
 
@@ -62,6 +69,9 @@ pub struct Session {
     bound: BTreeMap<String, Value>,
     constants: BTreeMap<String, i64>,
     style: Style,
+    /// The last input that drew a picture (a drawing command or a layout
+    /// expression), which `:save` draws again.
+    last_picture: Option<String>,
 }
 
 /// What an input asks the driver to do besides printing.
@@ -78,6 +88,7 @@ impl Session {
             bound: BTreeMap::new(),
             constants: BTreeMap::new(),
             style,
+            last_picture: None,
         }
     }
 
@@ -187,7 +198,60 @@ impl Session {
             text: text.trim().to_string(),
             start: 0,
         };
-        pictures::value_text(&value, &self.style, &arg).map(Reply::Text)
+        let drawn = pictures::value_text(&value, &self.style, &arg)?;
+        self.last_picture = Some(input.to_string());
+        Ok(Reply::Text(drawn))
+    }
+
+    /// `:save FILE.svg`: the last picture drawn again, in colour and with
+    /// room for every row and column (drawings past `viz::MAX_CELLS` stay
+    /// summaries), written as SVG.
+    fn save(&mut self, file: &Arg) -> Result<String, Failure> {
+        if !file.text.ends_with(".svg") {
+            return Err(Failure::new(
+                codes::BAD_ARGUMENTS,
+                format!("`{}` is not an .svg file", file.text),
+                file.span(),
+            )
+            .label("the name must end in `.svg`")
+            .help("e.g. `:save tile.svg`"));
+        }
+        let Some(input) = self.last_picture.clone() else {
+            return Err(Failure::new(
+                codes::BAD_ARGUMENTS,
+                "nothing has been drawn yet",
+                file.span(),
+            )
+            .label("no picture to save")
+            .help("draw something first, e.g. `:atom mma.m16n8k16.f16`, then `:save mma.svg`"));
+        };
+        let shown = self.style;
+        self.style = Style {
+            color: true,
+            width: SAVED_WIDTH,
+            height: SAVED_HEIGHT,
+        };
+        let drawn = self.run(&input);
+        self.style = shown;
+        let Reply::Text(text) = drawn? else {
+            return Ok(String::new());
+        };
+        let picture = graphene::viz::svg(&text);
+        std::fs::write(&file.text, &picture).map_err(|error| {
+            Failure::new(
+                codes::BAD_ARGUMENTS,
+                format!("cannot write `{}`: {error}", file.text),
+                file.span(),
+            )
+            .label("not written")
+        })?;
+        Ok(format!(
+            "saved `{}` as {} ({} lines, {} bytes)\n",
+            input.trim(),
+            file.text,
+            text.lines().count(),
+            picture.len()
+        ))
     }
 
     /// `let NAME = expression`.
@@ -322,6 +386,20 @@ impl Session {
 
     fn command(&mut self, input: &str) -> Result<Reply, Failure> {
         let command = command::parse(input)?;
+        let draws = match &command {
+            Command::Show { .. }
+            | Command::Atom(Some(_))
+            | Command::Map { .. }
+            | Command::Banks { .. }
+            | Command::Swizzle { .. } => true,
+            Command::Quit
+            | Command::Help(_)
+            | Command::Atom(None)
+            | Command::Save(_)
+            | Command::Names
+            | Command::Set { .. }
+            | Command::Reset => false,
+        };
         let text = match &command {
             Command::Quit => return Ok(Reply::Quit),
             Command::Help(topic) => help::help(topic.as_ref())?,
@@ -352,6 +430,7 @@ impl Session {
                 threads.as_ref(),
                 *width,
             )?,
+            Command::Save(file) => return self.save(file).map(Reply::Text),
             Command::Names => self.names_text(),
             Command::Set { key, value } => self.set(key, value.as_ref())?,
             Command::Reset => {
@@ -359,6 +438,9 @@ impl Session {
                 "every name forgotten\n".to_string()
             }
         };
+        if draws {
+            self.last_picture = Some(input.to_string());
+        }
         Ok(Reply::Text(text))
     }
 

@@ -295,12 +295,21 @@ fn every_help_example_runs() {
     for (command, lines) in EXAMPLES {
         let mut session = Session::new(Style::default());
         for line in lines {
-            let output = session.eval_line(line);
+            // `:save` writes into the temporary folder, not the checkout.
+            let folder = std::env::temp_dir();
+            let line = match line.strip_prefix(":save ") {
+                Some(file) => format!(":save {}", folder.join(file).display()),
+                None => line.to_string(),
+            };
+            let output = session.eval_line(&line);
             assert!(
                 !output.failed,
                 ":help {command}: `{line}` fails:\n{}",
                 output.errors
             );
+            if let Some(file) = line.strip_prefix(":save ") {
+                assert!(std::fs::remove_file(file).is_ok(), "{file} was written");
+            }
         }
     }
 }

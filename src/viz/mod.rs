@@ -14,12 +14,14 @@
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
 //! - [`swizzle_explained`]: which bits a swizzle XORs into which, its chunk
 //!   permutation, and the banks of a chunk column before and after.
+//! - [`svg`]: any drawing as SVG, from the text it prints with colour on.
 //!
 //! `docs/viz.md` says what each drawing shows and how to read a cell.
 
 mod atom;
 mod banks;
 mod layout_grid;
+mod svg;
 mod swizzle;
 mod table;
 mod thread_map;
@@ -28,6 +30,7 @@ pub use crate::atoms::LdmatrixCount;
 pub use atom::{AtomName, MmaInput, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
+pub use svg::svg;
 pub use swizzle::swizzle_explained;
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
 
