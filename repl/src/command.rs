@@ -24,7 +24,7 @@ pub const COMMANDS: [(&str, &str, &str); 11] = [
     (
         "atom",
         "[NAME]",
-        "draw an instruction's thread-data map (ldmatrix, mma)",
+        "draw an instruction's thread-data map (ldmatrix, mma, wgmma)",
     ),
     (
         "map",

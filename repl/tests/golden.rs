@@ -68,6 +68,7 @@ golden!(
     section_4_warp_groups,
     ldmatrix,
     mma_fragments,
+    wgmma_accumulators,
     banks_and_swizzle,
     swizzle_explained,
     algebra,
@@ -103,6 +104,7 @@ fn every_script_has_a_test() {
             "section_3_3_tiles",
             "section_4_warp_groups",
             "swizzle_explained",
+            "wgmma_accumulators",
         ]
     );
 }

@@ -1,7 +1,8 @@
 //! Drawing: the built-in thread-data maps of the warp-wide instructions —
 //! `ldmatrix` (`.x1/.x2/.x4`, `.trans`), `mma.m16n8k16` (f16 and bf16
-//! inputs) and Volta's `mma.m8n8k4` (quad pairs) — drawn from the atoms'
-//! thread–value layouts (`crate::atoms`), element by element.
+//! inputs), Volta's `mma.m8n8k4` (quad pairs) and Hopper's warpgroup
+//! `wgmma.m64nNk16` (its accumulators) — drawn from the atoms' thread–value
+//! layouts (`crate::atoms`), element by element.
 
 use std::fmt;
 use std::str::FromStr;
@@ -43,7 +44,17 @@ pub enum AtomName {
     },
     /// `mma.sync.aligned.m8n8k4.row.col` (Volta): four quad-pair products.
     MmaM8n8k4,
+    /// `wgmma.mma_async.sync.aligned.m64nNk16` (Hopper): the accumulators
+    /// of a warpgroup; A and B come from shared memory, held by no thread.
+    WgmmaM64nNk16 {
+        /// B's columns: a multiple of 8 up to [`WGMMA_DRAWN_N`].
+        n: i64,
+    },
 }
+
+/// The widest `wgmma` accumulator drawn whole (64 × 64 = 4096 cells, the
+/// most a map has); wider ones repeat it every 8 columns.
+pub const WGMMA_DRAWN_N: i64 = 64;
 
 impl AtomName {
     /// Every built-in atom, in the order the REPL lists them.
@@ -61,6 +72,9 @@ impl AtomName {
             input: MmaInput::Bf16,
         });
         all.push(AtomName::MmaM8n8k4);
+        for n in [8, 16, 32, 64] {
+            all.push(AtomName::WgmmaM64nNk16 { n });
+        }
         all
     }
 
@@ -75,6 +89,7 @@ impl AtomName {
             AtomName::Ldmatrix { count, trans } => ldmatrix_maps(self, count, trans),
             AtomName::MmaM16n8k16 { input } => mma_m16n8k16_maps(input),
             AtomName::MmaM8n8k4 => mma_m8n8k4_maps(),
+            AtomName::WgmmaM64nNk16 { n } => wgmma_maps(n),
         };
         maps.unwrap_or_default()
     }
@@ -106,6 +121,9 @@ impl AtomName {
                 )
             }
             AtomName::MmaM8n8k4 => "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 (Volta): four independent 8×8×4 products, one per quad pair q = lanes 4q..4q+3 and 4q+16..4q+19, drawn as block (q%2, q/2)".to_string(),
+            AtomName::WgmmaM64nNk16 { n } => format!(
+                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 (sm_90a): D (64×{n}, f32) += A (64×16) · B (16×{n}) for a warpgroup of 128 threads; A and B are read from shared memory through matrix descriptors (128-byte swizzle: K-major rows of 64 elements, SBO = 1024 bytes between 8-row groups; or MN-major 64×8 atoms, SBO along K and LBO along M or N, with the operand's transpose bit), so no thread holds them; warp w holds rows 16w..16w+15 as the mma.m16n8 C fragment, repeated every 8 columns (thread T = 32w + 4g + t)"
+            ),
         }
     }
 }
@@ -129,6 +147,7 @@ impl fmt::Display for AtomName {
             ),
             AtomName::MmaM16n8k16 { input } => write!(f, "mma.m16n8k16.{}", input_name(input)),
             AtomName::MmaM8n8k4 => f.write_str("mma.m8n8k4"),
+            AtomName::WgmmaM64nNk16 { n } => write!(f, "wgmma.m64n{n}k16"),
         }
     }
 }
@@ -145,6 +164,14 @@ impl FromStr for AtomName {
             });
         }
         let all = AtomName::all();
+        let wgmma_n = wanted
+            .strip_prefix("wgmma.m64n")
+            .and_then(|rest| rest.strip_suffix("k16"))
+            .and_then(|n| n.parse::<i64>().ok())
+            .filter(|n| n % 8 == 0 && (8..=WGMMA_DRAWN_N).contains(n));
+        if let Some(n) = wgmma_n {
+            return Ok(AtomName::WgmmaM64nNk16 { n });
+        }
         all.iter()
             .find(|name| name.to_string() == wanted)
             .copied()
@@ -283,6 +310,23 @@ fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
     Ok(vec![a, b, c])
 }
 
+/// `wgmma.m64nNk16`: the accumulators (64 × n), thread `T` of the
+/// warpgroup drawn as `T`, in blocks of the 16 × 8 tiles a warp's `mma.m16n8`
+/// fragment covers.
+fn wgmma_maps(n: i64) -> Result<Vec<ThreadMap>, VizError> {
+    let fragment = atoms::wgmma_m64nnk16_accumulators(n);
+    let mut c = ThreadMap::new(
+        format!(
+            "wgmma.m64n{n}k16 D (64×{n}, row m, column n): f32 accumulators, vE is register d[E]"
+        ),
+        64,
+        n as usize,
+    )?
+    .with_blocks(16, 8);
+    draw(&mut c, &fragment, Ok, (0, 0))?;
+    Ok(vec![c])
+}
+
 /// The figures of a built-in atom: a caption saying what the instruction
 /// does, then for each operand its element → owner grid (cells `T4:v1`:
 /// lane 4, value 1); for data operands also the thread → elements table.
@@ -327,6 +371,35 @@ mod tests {
         );
         let err = "ldmatrix.x3".parse::<AtomName>().unwrap_err();
         assert!(err.to_string().contains("ldmatrix.x4.trans"), "{err}");
+        // Every drawable wgmma width, listed or not.
+        assert_eq!(
+            "wgmma.m64n24k16".parse::<AtomName>().unwrap(),
+            AtomName::WgmmaM64nNk16 { n: 24 }
+        );
+        assert!("wgmma.m64n128k16".parse::<AtomName>().is_err());
+        assert!("wgmma.m64n12k16".parse::<AtomName>().is_err());
+    }
+
+    #[test]
+    fn a_wgmma_warp_holds_its_sixteen_rows_as_the_mma_c_fragment() {
+        let maps = AtomName::WgmmaM64nNk16 { n: 16 }.maps();
+        let [d] = &maps[..] else { panic!("one map") };
+        let mma = &AtomName::MmaM16n8k16 {
+            input: MmaInput::F16,
+        }
+        .maps()[2];
+        for row in 0..64 {
+            for col in 0..16 {
+                let owner = &d.owners(row, col)[0];
+                let warp = row as i64 / 16;
+                assert_eq!(owner.thread / 32, warp, "({row},{col})");
+                // Lane and value as the mma.m16n8 C fragment has them, the
+                // value shifted by 4 per 8-column repeat.
+                let c = &mma.owners(row % 16, col % 8)[0];
+                assert_eq!(owner.thread % 32, c.thread, "({row},{col})");
+                assert_eq!(owner.value, c.value + 4 * (col as i64 / 8), "({row},{col})");
+            }
+        }
     }
 
     #[test]
@@ -336,6 +409,7 @@ mod tests {
             let expected = match name {
                 AtomName::Ldmatrix { .. } => 2,
                 AtomName::MmaM16n8k16 { .. } | AtomName::MmaM8n8k4 => 3,
+                AtomName::WgmmaM64nNk16 { .. } => 1,
             };
             assert_eq!(maps.len(), expected, "{name}");
             for map in &maps {

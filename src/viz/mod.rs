@@ -27,7 +27,7 @@ mod table;
 mod thread_map;
 
 pub use crate::atoms::LdmatrixCount;
-pub use atom::{AtomName, MmaInput, atom};
+pub use atom::{AtomName, MmaInput, WGMMA_DRAWN_N, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use svg::svg;
