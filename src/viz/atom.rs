@@ -168,9 +168,16 @@ impl FromStr for AtomName {
             .strip_prefix("wgmma.m64n")
             .and_then(|rest| rest.strip_suffix("k16"))
             .and_then(|n| n.parse::<i64>().ok())
-            .filter(|n| n % 8 == 0 && (8..=WGMMA_DRAWN_N).contains(n));
-        if let Some(n) = wgmma_n {
-            return Ok(AtomName::WgmmaM64nNk16 { n });
+            .filter(|n| n % 8 == 0 && (8..=256).contains(n));
+        match wgmma_n {
+            Some(n) if n <= WGMMA_DRAWN_N => return Ok(AtomName::WgmmaM64nNk16 { n }),
+            Some(_) => {
+                return Err(VizError::AtomTooWide {
+                    name: text.trim().to_string(),
+                    widest: WGMMA_DRAWN_N,
+                });
+            }
+            None => {}
         }
         all.iter()
             .find(|name| name.to_string() == wanted)
@@ -376,7 +383,8 @@ mod tests {
             "wgmma.m64n24k16".parse::<AtomName>().unwrap(),
             AtomName::WgmmaM64nNk16 { n: 24 }
         );
-        assert!("wgmma.m64n128k16".parse::<AtomName>().is_err());
+        let wide = "wgmma.m64n128k16".parse::<AtomName>().unwrap_err();
+        assert!(wide.to_string().contains("up to N = 64"), "{wide}");
         assert!("wgmma.m64n12k16".parse::<AtomName>().is_err());
     }
 

@@ -126,6 +126,17 @@ pub enum VizError {
         known: String,
     },
 
+    /// A `wgmma` atom wider than the maps draw.
+    #[error(
+        "`{name}` is not drawn: wgmma accumulators are drawn up to N = {widest} (4096 cells); wider ones repeat the same pattern every 8 columns, so `wgmma.m64n{widest}k16` shows it"
+    )]
+    AtomTooWide {
+        /// The name asked for.
+        name: String,
+        /// The widest N drawn.
+        widest: i64,
+    },
+
     /// A thread map was given an element outside its grid, or is too large.
     #[error("thread map {title}: {reason}")]
     BadThreadMap {
