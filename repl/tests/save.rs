@@ -2,36 +2,13 @@
 //! the picture's, character for character — so every cell label of a
 //! thread-data map sits in the SVG where the map puts it.
 
-use graphene::viz::Style;
+use graphene::viz::{Style, svg_text};
 use graphene_repl::Session;
 use graphene_repl::session::{SAVED_HEIGHT, SAVED_WIDTH};
 
 /// A fresh file name in the temporary folder.
 fn temporary(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("graphene-save-{}-{name}", std::process::id()))
-}
-
-/// The text of each `<text>` line of an SVG, tags removed, entities decoded.
-fn svg_lines(svg: &str) -> Vec<String> {
-    svg.lines()
-        .filter(|line| line.starts_with("<text"))
-        .map(|line| {
-            let mut text = String::new();
-            let mut in_tag = false;
-            for c in line.chars() {
-                match c {
-                    '<' => in_tag = true,
-                    '>' => in_tag = false,
-                    c if !in_tag => text.push(c),
-                    _ => {}
-                }
-            }
-            text.replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&quot;", "\"")
-                .replace("&amp;", "&")
-        })
-        .collect()
 }
 
 #[test]
@@ -51,7 +28,7 @@ fn a_saved_atom_holds_the_map_cell_for_cell_and_colours_its_threads() {
         height: SAVED_HEIGHT,
     });
     let expected = plain.eval_line(input).text;
-    assert_eq!(svg_lines(&svg), expected.lines().collect::<Vec<_>>());
+    assert_eq!(svg_text(&svg), expected.lines().collect::<Vec<_>>());
     // Thread 5's second value of the A fragment is labelled, in a colour.
     assert!(svg.contains(">T5:v2<") || svg.contains("> T5:v2<"), "{svg}");
     assert!(svg.contains("fill-opacity"), "cells are tinted by colour");
@@ -76,7 +53,7 @@ fn save_needs_a_picture_an_svg_name_and_a_writable_place() {
     let svg = std::fs::read_to_string(&path).expect("written");
     let _ = std::fs::remove_file(&path);
     assert!(
-        svg_lines(&svg)
+        svg_text(&svg)
             .iter()
             .any(|line| line.contains("[4,8 : 1,4]")),
         "{svg}"

@@ -295,7 +295,18 @@ fn const_def(input: Input) -> PResult<ConstDef> {
     let start = offset(&input);
     let help = Some("a constant is defined as `const BM = 128`");
     let (rest, _) = keyword("const").parse(input)?;
-    let (rest, name) = cut(expect("the constant's name", help, ident)).parse(rest)?;
+    named_value(start, "the constant's name", help, rest)
+}
+
+/// `NAME = int_expr` from `start` (a `const` after its keyword, or one
+/// setting of a variant).
+fn named_value<'s>(
+    start: u32,
+    what: &'static str,
+    help: Option<&'static str>,
+    input: Input<'s>,
+) -> PResult<'s, ConstDef> {
+    let (rest, name) = cut(expect(what, help, ident)).parse(input)?;
     let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
     let (rest, value) = cut(expect("an integer expression", help, arith::int_expr)).parse(rest)?;
     Ok((
@@ -383,20 +394,9 @@ fn variant(start: u32, name: Name, input: Input) -> PResult<Item> {
 
 /// `CONST = value` inside a variant's parentheses.
 fn constant_override(input: Input) -> PResult<ConstDef> {
-    let help = Some(VARIANT_HELP);
     let input = skip(input);
     let start = offset(&input);
-    let (rest, name) = cut(expect("a constant's name", help, ident)).parse(input)?;
-    let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
-    let (rest, value) = cut(expect("an integer expression", help, arith::int_expr)).parse(rest)?;
-    Ok((
-        rest,
-        ConstDef {
-            name,
-            value,
-            span: span_to(start, &rest),
-        },
-    ))
+    named_value(start, "a constant's name", Some(VARIANT_HELP), input)
 }
 
 const ATTRIBUTE_HELP: &str =

@@ -165,40 +165,46 @@ pub fn svg(text: &str) -> String {
     out
 }
 
+/// The lines of text an SVG made by [`svg`] holds: each `<text>` element
+/// with its tags removed and its entities decoded — what the drawing
+/// printed, without its colours.
+///
+/// ```
+/// use graphene::viz::{svg, svg_text};
+/// assert_eq!(svg_text(&svg("a < \x1b[31mb\x1b[0m\nc\n")), ["a < b", "c"]);
+/// ```
+pub fn svg_text(svg: &str) -> Vec<String> {
+    svg.lines()
+        .filter(|line| line.starts_with("<text"))
+        .map(|line| {
+            let mut text = String::new();
+            let mut in_tag = false;
+            for c in line.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            text.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&amp;", "&")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The text lines of an SVG made by [`svg`]: each `<text>` with its
-    /// tags removed and its entities decoded.
-    fn lines_of(svg: &str) -> Vec<String> {
-        svg.lines()
-            .filter(|line| line.starts_with("<text"))
-            .map(|line| {
-                let mut text = String::new();
-                let mut in_tag = false;
-                for c in line.chars() {
-                    match c {
-                        '<' => in_tag = true,
-                        '>' => in_tag = false,
-                        c if !in_tag => text.push(c),
-                        _ => {}
-                    }
-                }
-                text.replace("&lt;", "<")
-                    .replace("&gt;", ">")
-                    .replace("&quot;", "\"")
-                    .replace("&amp;", "&")
-            })
-            .collect()
-    }
 
     #[test]
     fn the_svg_holds_the_monochrome_text_line_for_line() {
         let colored = "a <b> & \x1b[32mT5:v2\x1b[0m \x1b[94mT6\x1b[0m\nsecond line\n";
         let plain = "a <b> & T5:v2 T6\nsecond line\n";
         let picture = svg(colored);
-        assert_eq!(lines_of(&picture), plain.lines().collect::<Vec<_>>());
+        assert_eq!(svg_text(&picture), plain.lines().collect::<Vec<_>>());
         // One tinted box per coloured run, at its column.
         assert_eq!(picture.matches("fill-opacity").count(), 2);
         assert!(picture.contains(&format!("x=\"{:.1}\"", MARGIN + 8.0 * CHAR_WIDTH)));
