@@ -16,6 +16,9 @@ in this process (harness.compare), back to back and from CUDA graphs:
   the bandwidth a kernel that reads x once and writes y once can reach).
 - `softmax`: row softmax, fp16 in and out, ours (examples/softmax.gph,
   `-D N=<N>`) against `torch.softmax` and against the same copy.
+- `attention`: O = softmax(Q·Kᵀ/√D)·V per (batch, head), fp16 [B, H, S, D]
+  tensors, ours (examples/fmha.gph, `-D D=<D>`) against
+  `F.scaled_dot_product_attention` (no mask); TFLOP/s count 4·B·H·S²·D.
 
 B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py.
 
@@ -41,6 +44,7 @@ import harness  # noqa: E402
 GEMM_SIZES = [(4096, 4096, 4096)]
 LAYERNORM_SIZES = [(12288, 768), (12288, 1024), (12288, 4096), (65536, 1024), (65536, 4096)]
 SOFTMAX_SIZES = [(196608, 384), (65536, 1024)]
+ATTENTION_SHAPES = [(32, 16, 384, 64), (8, 16, 2048, 64), (4, 16, 4096, 128)]
 EPS = 1e-5
 
 
@@ -211,26 +215,75 @@ def bench_softmax(torch, args, folder):
     )
 
 
+def bench_attention(torch, args, folder):
+    import torch.nn.functional as F
+
+    rows = []
+    shapes = ATTENTION_SHAPES if not args.attention else [args.attention]
+    for b, h, s, d in shapes:
+        op = load(torch, args, folder, "examples/fmha.gph", "fmha", [f"D={d}"])
+        dims = {"S": s, "BH": b * h}
+        sets = sets_for(torch, 2 * 4 * b * h * s * d)
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+
+        def new_set():
+            q, k, v = (torch.rand((b, h, s, d), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1 for _ in range(3))
+            return q, k, v, torch.full((b, h, s, d), float("nan"), device="cuda", dtype=torch.float16)
+
+        ours_sets = [new_set() for _ in range(sets)]
+        base_sets = [new_set() for _ in range(sets)]
+        ours = [op.bind({"%Q": q, "%K": k, "%V": v, "%O": o}, dims) for q, k, v, o in ours_sets]
+        sdpa = [(lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)) for q, k, v, _o in base_sets]
+
+        ours[0]()
+        torch.cuda.synchronize()
+
+        def reference(q, k, v):
+            # A few heads in f64: softmax(q·kᵀ/√d)·v.
+            q, k, v = (t.reshape(b * h, s, d)[:4].double() for t in (q, k, v))
+            return torch.softmax(q @ k.transpose(1, 2) / d**0.5, dim=2) @ v
+
+        q, k, v, o = ours_sets[0]
+        error, nan = error_of(torch, o.reshape(b * h, s, d)[:4], reference(q, k, v))
+        q, k, v, _o = base_sets[0]
+        base_error, _ = error_of(torch, sdpa[0]().reshape(b * h, s, d)[:4], reference(q, k, v))
+        nan = torch.isnan(o).sum().item()
+        ok = nan == 0 and error < 1e-2 and base_error < 1e-2
+        print(f"attention {b}x{h}x{s}x{d}: {sets} sets/side, error {error:.1e} (SDPA {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        flops = 4 * b * h * s * s * d
+        extra = {"b": b, "h": h, "s": s, "d": d, "flops": flops, "error": error, "nan": nan, "correct": ok}
+        row = {"bench": "attention", **timed(torch, "F.scaled_dot_product_attention", ours, sdpa, args, extra)}
+        ours_ms = harness.summary(row["ours_ms"])[0]
+        base_ms = harness.summary(row["baseline_ms"])[0]
+        print(f"  TFLOP/s: ours {flops / ours_ms / 1e9:7.1f}  SDPA {flops / base_ms / 1e9:7.1f}")
+        rows.append(row)
+        del ours_sets, base_sets, ours, sdpa
+        torch.cuda.empty_cache()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax (default: all)")
+    parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax, attention (default: all)")
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
+    parser.add_argument("--attention", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="BxHxSxD for attention")
     harness.add_run_arguments(parser)
     args = parser.parse_args()
 
     torch, facts = harness.start("fused_vs_torch.py", args)
     print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
     print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = baseline time / ours")
-    chosen = args.benches or ["gemm", "layernorm", "softmax"]
-    unknown = [b for b in chosen if b not in ("gemm", "layernorm", "softmax")]
+    benches = {"gemm": bench_gemm, "layernorm": bench_layernorm, "softmax": bench_softmax, "attention": bench_attention}
+    chosen = args.benches or list(benches)
+    unknown = [b for b in chosen if b not in benches]
     if unknown:
-        sys.exit(f"fused_vs_torch.py: unknown benchmark {unknown[0]!r} (gemm, layernorm, softmax)")
+        sys.exit(f"fused_vs_torch.py: unknown benchmark {unknown[0]!r} ({', '.join(benches)})")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for bench in chosen:
-            rows += {"gemm": bench_gemm, "layernorm": bench_layernorm, "softmax": bench_softmax}[bench](torch, args, folder)
+            rows += benches[bench](torch, args, folder)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": facts, "results": rows}, f, indent=1)

@@ -211,6 +211,97 @@ pub struct Mma {
     pub c: Fragment,
 }
 
+impl Mma {
+    /// Whether the accumulators of two column-adjacent instances are the A
+    /// fragment of the next multiply ([`c_pair_is_a`] on this atom's C and
+    /// A; for `mma.m16n8k16`: yes).
+    pub fn c_pair_is_a(&self) -> Result<(), CAsAMismatch> {
+        c_pair_is_a(&self.c, &self.a)
+    }
+}
+
+/// Whether two column-adjacent accumulator tiles `c` (`m × n` each) — read
+/// in element order, the left tile's values, then the right's — hold
+/// exactly the elements the A fragment `a` of an `m × 2n` operand holds:
+/// for every thread and value, the same row and column. This is what lets
+/// attention feed the scores of one multiply, rounded to 16 bits in their
+/// own registers, to the next multiply as its A. `Err` names the first
+/// thread and value where they differ, with both elements.
+pub fn c_pair_is_a(c: &Fragment, a: &Fragment) -> Result<(), CAsAMismatch> {
+    let shapes = CAsAMismatch::Shape {
+        c: (c.rows, 2 * c.cols),
+        a: (a.rows, a.cols),
+    };
+    if (c.rows, 2 * c.cols) != (a.rows, a.cols)
+        || a.values() != 2 * c.values()
+        || a.threads() != c.threads()
+    {
+        return Err(shapes);
+    }
+    let c_values = c.values();
+    for thread in 0..a.threads() {
+        for value in 0..a.values() {
+            let (row, col) = c.element(thread, value % c_values);
+            let from_c = (row, col + c.cols * (value / c_values));
+            let from_a = a.element(thread, value);
+            if from_c != from_a {
+                return Err(CAsAMismatch::Element {
+                    thread,
+                    value,
+                    c: from_c,
+                    a: from_a,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why two column-adjacent C fragments are not an A fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CAsAMismatch {
+    /// The matrices differ: two C tiles side by side are `c`, A is `a` (rows, cols).
+    Shape {
+        /// Rows and columns of the two C tiles.
+        c: (i64, i64),
+        /// Rows and columns of A.
+        a: (i64, i64),
+    },
+    /// Thread `thread`'s value `value` is element `c` (row, col) as C and `a` as A.
+    Element {
+        /// The thread.
+        thread: i64,
+        /// The value (register element) index.
+        value: i64,
+        /// Its element read as the C fragments.
+        c: (i64, i64),
+        /// Its element read as the A fragment.
+        a: (i64, i64),
+    },
+}
+
+impl std::fmt::Display for CAsAMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CAsAMismatch::Shape { c, a } => write!(
+                f,
+                "two C tiles side by side are {}×{}, A is {}×{}",
+                c.0, c.1, a.0, a.1
+            ),
+            CAsAMismatch::Element {
+                thread,
+                value,
+                c,
+                a,
+            } => write!(
+                f,
+                "thread {thread} value {value} is ({}, {}) as C but ({}, {}) as A",
+                c.0, c.1, a.0, a.1
+            ),
+        }
+    }
+}
+
 fn layout(text: &str) -> Layout {
     text.parse()
         .unwrap_or_else(|error| panic!("the atom layout `{text}` is malformed: {error}"))
@@ -241,6 +332,14 @@ pub fn mma_m8n8k4() -> Mma {
         b: Fragment::new(4, 8, 16, "(8,4):(4,1)"),
         c: Fragment::new(8, 8, 32, "((2,2,2),(2,(2,2))):((1,16,4),(8,(2,32)))"),
     }
+}
+
+/// The A of `wgmma.mma_async.sync.aligned.m64nNk16` read from registers
+/// (64×16, 16-bit): warp `w` of the warpgroup holds rows `16w..16w+15` as
+/// the `mma.m16n8k16` A fragment, thread `t + 4g + 32w` four registers
+/// `a0..a3` of two halves.
+pub fn wgmma_m64nnk16_a_registers() -> Fragment {
+    Fragment::new(64, 16, 16, "((4,8,4),(2,(2,2))):((128,1,16),(64,(8,512)))")
 }
 
 /// The accumulators of `wgmma.mma_async.sync.aligned.m64nNk16.f32` for a B

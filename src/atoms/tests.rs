@@ -208,3 +208,57 @@ fn each_level_walks_its_extents_column_major() {
         }
     }
 }
+
+#[test]
+fn two_m16n8_accumulator_tiles_are_the_m16n8k16_a_fragment() {
+    assert_eq!(mma_m16n8k16().c_pair_is_a(), Ok(()));
+    // Volta's atom has no such identity: its C is 8×8, its A 8×4.
+    assert_eq!(
+        mma_m8n8k4().c_pair_is_a(),
+        Err(CAsAMismatch::Shape {
+            c: (8, 16),
+            a: (8, 4)
+        })
+    );
+}
+
+#[test]
+fn wgmma_register_a_is_the_mma_a_fragment_per_warp() {
+    // Warp w's threads hold rows 16w.. as mma.m16n8k16's A (PTX ISA,
+    // "Register fragment: matrix A" of wgmma .m64nNk16).
+    let mma = mma_m16n8k16();
+    follows(&wgmma_m64nnk16_a_registers(), 128, 8, |thread, value| {
+        let (row, col) = mma.a.element(thread % 32, value);
+        (row + 16 * (thread / 32), col)
+    });
+    // And two 64×8 accumulator tiles of the warpgroup are that A.
+    assert_eq!(
+        c_pair_is_a(
+            &wgmma_m64nnk16_accumulators(8),
+            &wgmma_m64nnk16_a_registers()
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn the_identity_is_computed_from_the_tables_not_assumed() {
+    // An A fragment whose m-half and k-half levels are swapped (a1 is
+    // rows 0–7 of k 8–15): the proof finds the first value that moved.
+    let mut atom = mma_m16n8k16();
+    atom.a = Fragment::new(16, 16, 16, "((4,8),(2,(2,2))):((32,1),(16,(128,8)))");
+    let mismatch = atom.c_pair_is_a().unwrap_err();
+    assert_eq!(
+        mismatch,
+        CAsAMismatch::Element {
+            thread: 0,
+            value: 2,
+            c: (8, 0),
+            a: (0, 8)
+        }
+    );
+    assert_eq!(
+        mismatch.to_string(),
+        "thread 0 value 2 is (8, 0) as C but (0, 8) as A"
+    );
+}

@@ -1,8 +1,9 @@
 //! Drawing: the built-in thread-data maps of the warp-wide instructions —
 //! `ldmatrix` (`.x1/.x2/.x4`, `.trans`), `mma.m16n8k16` (f16 and bf16
-//! inputs), Volta's `mma.m8n8k4` (quad pairs) and Hopper's warpgroup
-//! `wgmma.m64nNk16` (its accumulators) — drawn from the atoms' thread–value
-//! layouts (`crate::atoms`), element by element.
+//! inputs, and two of its C tiles read as its A), Volta's `mma.m8n8k4`
+//! (quad pairs) and Hopper's warpgroup `wgmma.m64nNk16` (its accumulators) —
+//! drawn from the atoms' thread–value layouts (`crate::atoms`), element by
+//! element.
 
 use std::fmt;
 use std::str::FromStr;
@@ -42,6 +43,11 @@ pub enum AtomName {
         /// The input type.
         input: MmaInput,
     },
+    /// The accumulators of two column-adjacent `mma.m16n8k16` tiles beside
+    /// the A fragment of the next multiply: the identity attention uses to
+    /// pass P from one multiply to the next in registers, drawn both ways
+    /// with the proof's verdict (`atoms::Mma::c_pair_is_a`).
+    MmaCPairAsA,
     /// `mma.sync.aligned.m8n8k4.row.col` (Volta): four quad-pair products.
     MmaM8n8k4,
     /// `wgmma.mma_async.sync.aligned.m64nNk16` (Hopper): the accumulators
@@ -71,6 +77,7 @@ impl AtomName {
         all.push(AtomName::MmaM16n8k16 {
             input: MmaInput::Bf16,
         });
+        all.push(AtomName::MmaCPairAsA);
         all.push(AtomName::MmaM8n8k4);
         for n in [8, 16, 32, 64] {
             all.push(AtomName::WgmmaM64nNk16 { n });
@@ -88,6 +95,7 @@ impl AtomName {
         let maps = match *self {
             AtomName::Ldmatrix { count, trans } => ldmatrix_maps(self, count, trans),
             AtomName::MmaM16n8k16 { input } => mma_m16n8k16_maps(input),
+            AtomName::MmaCPairAsA => c_pair_as_a_maps(),
             AtomName::MmaM8n8k4 => mma_m8n8k4_maps(),
             AtomName::WgmmaM64nNk16 { n } => wgmma_maps(n),
         };
@@ -120,6 +128,15 @@ impl AtomName {
                     "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 (and .f16 accumulators): D (16×8) = A (16×16) · B (16×8) + C; lane = 4g + t"
                 )
             }
+            AtomName::MmaCPairAsA => {
+                let verdict = match atoms::mma_m16n8k16().c_pair_is_a() {
+                    Ok(()) => "the same: every thread holds the same element as the same value in both (checked element by element from the atom tables, as the instruction selection checks it before it accepts such an A)".to_string(),
+                    Err(mismatch) => format!("NOT the same: {mismatch}"),
+                };
+                format!(
+                    "mma.m16n8k16: the f32 accumulators of two 16×8 tiles side by side (columns 0–7 then 8–15; vE of the right tile drawn as v(E+4)), rounded to 16 bits in pairs, against the A fragment of a 16×16 k-step: {verdict}. So P = softmax(S) goes from the multiply S = Q·Kᵀ to O += P·V in the registers that hold it"
+                )
+            }
             AtomName::MmaM8n8k4 => "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 (Volta): four independent 8×8×4 products, one per quad pair q = lanes 4q..4q+3 and 4q+16..4q+19, drawn as block (q%2, q/2)".to_string(),
             AtomName::WgmmaM64nNk16 { n } => format!(
                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 (sm_90a): D (64×{n}, f32) += A (64×16) · B (16×{n}) for a warpgroup of 128 threads; A and B are read from shared memory through matrix descriptors (128-byte swizzle: K-major rows of 64 elements, SBO = 1024 bytes between 8-row groups; or MN-major 64×8 atoms, SBO along K and LBO along M or N, with the operand's transpose bit), so no thread holds them; warp w holds rows 16w..16w+15 as the mma.m16n8 C fragment, repeated every 8 columns (thread T = 32w + 4g + t)"
@@ -146,6 +163,7 @@ impl fmt::Display for AtomName {
                 if trans { ".trans" } else { "" }
             ),
             AtomName::MmaM16n8k16 { input } => write!(f, "mma.m16n8k16.{}", input_name(input)),
+            AtomName::MmaCPairAsA => f.write_str("mma.m16n8k16.c-as-a"),
             AtomName::MmaM8n8k4 => f.write_str("mma.m8n8k4"),
             AtomName::WgmmaM64nNk16 { n } => write!(f, "wgmma.m64n{n}k16"),
         }
@@ -283,6 +301,38 @@ fn mma_m16n8k16_maps(input: MmaInput) -> Result<Vec<ThreadMap>, VizError> {
     Ok(vec![a, b, c])
 }
 
+/// Two C tiles of `mma.m16n8k16` side by side (the right tile's values
+/// numbered after the left's), then the A fragment: the same picture when
+/// the identity holds.
+fn c_pair_as_a_maps() -> Result<Vec<ThreadMap>, VizError> {
+    let atom = atoms::mma_m16n8k16();
+    let mut pair = ThreadMap::new(
+        "two C tiles as 16 bits (16×16, row m, column n of S = column k of P): vE, E < 4, is c[E] of the left tile; v(E+4) is c[E] of the right",
+        16,
+        16,
+    )?
+    .with_blocks(8, 8);
+    let lane = |thread| Ok(atom.lanes.eval(thread)?);
+    let values = atom.c.values();
+    for (thread, value, row, col) in atom.c.elements() {
+        for tile in 0..2 {
+            pair.assign(
+                row as usize,
+                (col + tile * atom.c.cols) as usize,
+                owner(lane(thread)?, value + tile * values),
+            )?;
+        }
+    }
+    let mut a = ThreadMap::new(
+        "mma.m16n8k16 A (16×16, row m, column k): vE is register a[E/2], low half when E is even",
+        16,
+        16,
+    )?
+    .with_blocks(8, 8);
+    draw(&mut a, &atom.a, lane, (0, 0))?;
+    Ok(vec![pair, a])
+}
+
 /// `mma.m8n8k4`: quad pair `q` has its own A (8×4), B (4×8) and C/D (8×8),
 /// drawn at block `(q % 2, q / 2)`.
 fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
@@ -411,11 +461,22 @@ mod tests {
     }
 
     #[test]
+    fn two_c_tiles_draw_exactly_as_the_a_fragment() {
+        let maps = AtomName::MmaCPairAsA.maps();
+        let (pair, a) = (&maps[0], &maps[1]);
+        for row in 0..16 {
+            for col in 0..16 {
+                assert_eq!(pair.owners(row, col), a.owners(row, col), "({row},{col})");
+            }
+        }
+    }
+
+    #[test]
     fn every_atom_has_its_operands_fully_owned() {
         for name in AtomName::all() {
             let maps = name.maps();
             let expected = match name {
-                AtomName::Ldmatrix { .. } => 2,
+                AtomName::Ldmatrix { .. } | AtomName::MmaCPairAsA => 2,
                 AtomName::MmaM16n8k16 { .. } | AtomName::MmaM8n8k4 => 3,
                 AtomName::WgmmaM64nNk16 { .. } => 1,
             };

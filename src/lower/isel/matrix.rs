@@ -292,7 +292,16 @@ fn check_mma(
     }
     for ((operand, fragment), name) in operands.iter().zip(fragments).zip(names) {
         let expected = fragment.levels();
-        if essential(&operand.dims) != essential(&expected) {
+        if name == "A" && is_c_pair(&operand.dims, &atom.c.levels()) {
+            // Two column-adjacent C fragments as A (attention's P): accepted
+            // only because the atom tables prove them the same elements.
+            atom.c_pair_is_a().map_err(|mismatch| {
+                Reject::new(
+                    Progress::Layout,
+                    format!("takes two C fragments side by side as A only where they are A; here {mismatch}"),
+                )
+            })?;
+        } else if essential(&operand.dims) != essential(&expected) {
             return Err(Reject::new(
                 Progress::Layout,
                 format!(
@@ -308,6 +317,19 @@ fn check_mma(
         }
     }
     Ok(())
+}
+
+/// Whether `dims` are the C fragments (of levels `c_levels`) of two
+/// column-adjacent tiles: a level holding the pair — `[1,2]` along the
+/// columns, or `[2]` where a mode of column tiles was split in pairs —
+/// around the C fragment's levels, unit levels aside.
+pub(super) fn is_c_pair(dims: &[Vec<i64>], c_levels: &[Vec<i64>]) -> bool {
+    let mut levels = dims
+        .iter()
+        .skip_while(|level| level.iter().all(|e| *e == 1));
+    let pair = levels.next().map(Vec::as_slice);
+    let rest: Vec<Vec<i64>> = levels.cloned().collect();
+    matches!(pair, Some([2] | [1, 2])) && essential(&rest) == essential(c_levels)
 }
 
 /// A fragment shape up to unit extents: per level, the position and extent

@@ -233,42 +233,51 @@ fn check_reduce(request: &Request, op: ReduceOp) -> Matched {
     }))
 }
 
-/// For each element of `input` (one level), the index among the kept
-/// coordinates (colexicographic over the modes not in `axes`).
+/// For each element of `input`, the index among the kept coordinates
+/// (colexicographic over the logical modes not in `axes`). A mode of a view
+/// of several levels of one rank is logical mode i of every level, inner
+/// levels its low digits (docs/language.md, "Element order"): the scores
+/// `[1,4].[1,2].[2,1].[1,2]` of a tile reduced over axis 1 keep their 2 rows.
 fn kept_positions(input: &OperandInfo, axes: &[u32]) -> Result<Vec<usize>, String> {
-    if input.dims.len() != 1 {
+    let rank = input.modes.first().map_or(0, Vec::len);
+    if input.modes.iter().any(|level| level.len() != rank) {
         return Err(format!(
-            "reduces a one-level view; the input has {} levels",
-            input.dims.len()
+            "reduces a view whose levels have one rank; the input's {} levels differ",
+            input.modes.len()
         ));
     }
-    let (dims, modes) = (&input.dims[0], &input.modes[0]);
-    if let Some(axis) = axes.iter().find(|axis| **axis as usize >= modes.len()) {
+    if let Some(axis) = axes.iter().find(|axis| **axis as usize >= rank) {
         return Err(format!(
-            "axis {axis} is out of range: the input has {} modes",
-            modes.len()
+            "axis {axis} is out of range: the input has {rank} modes"
         ));
     }
-    // The flattened extents of each mode, and whether it is reduced.
-    let mut leaves = Vec::with_capacity(dims.len());
-    let mut next = 0;
-    for (mode, count) in modes.iter().enumerate() {
-        for extent in &dims[next..next + count] {
-            leaves.push((*extent, axes.contains(&(mode as u32))));
+    // Each leaf in element order (innermost level first): its extent, its
+    // logical mode, and the weight of its digit in that mode.
+    let mut extents = vec![1usize; rank];
+    let mut leaves = Vec::new();
+    for (dims, modes) in input.dims.iter().zip(&input.modes).rev() {
+        let mut next = 0;
+        for (mode, count) in modes.iter().enumerate() {
+            for extent in &dims[next..next + count] {
+                leaves.push((*extent as usize, mode, extents[mode]));
+                extents[mode] *= *extent as usize;
+            }
+            next += count;
         }
-        next += count;
     }
     Ok((0..input.count)
         .map(|element| {
             let mut rest = element;
-            let mut position = 0;
-            let mut scale = 1;
-            for (extent, reduced) in &leaves {
-                let coordinate = rest % *extent as usize;
-                rest /= *extent as usize;
-                if !reduced {
+            let mut logical = vec![0usize; rank];
+            for (extent, mode, weight) in &leaves {
+                logical[*mode] += (rest % extent) * weight;
+                rest /= extent;
+            }
+            let (mut position, mut scale) = (0, 1);
+            for (mode, coordinate) in logical.iter().enumerate() {
+                if !axes.contains(&(mode as u32)) {
                     position += coordinate * scale;
-                    scale *= *extent as usize;
+                    scale *= extents[mode];
                 }
             }
             position
