@@ -24,13 +24,18 @@ pub fn half_value(ty: Ty, bits: u64) -> f64 {
 }
 
 /// Element `e` (16-bit, packed two per register) of a fragment.
-fn element(regs: &[u64], e: usize) -> u64 {
+pub(super) fn element(regs: &[u64], e: usize) -> u64 {
     (regs[e / 2] >> (16 * (e % 2))) & 0xFFFF
 }
 
 impl Block<'_, '_> {
     /// The registers of vector operand `at` of every lane, read.
-    fn gather(&mut self, pc: usize, at: usize, lanes: &[u32]) -> Result<Vec<Vec<u64>>, ExecError> {
+    pub(super) fn gather(
+        &mut self,
+        pc: usize,
+        at: usize,
+        lanes: &[u32],
+    ) -> Result<Vec<Vec<u64>>, ExecError> {
         let operand = self.instr(pc).operands.get(at).cloned();
         let operand =
             operand.ok_or_else(|| self.operands(pc, &format!("missing operand {}", at + 1)))?;

@@ -18,7 +18,7 @@ use super::super::fragments;
 use super::super::interp::Block;
 use super::super::machine::FindingKind;
 use super::super::parse::Operand;
-use super::warp::half_value;
+use super::warp::{element, half_value};
 
 /// A decoded 128-byte-swizzled shared-memory matrix descriptor.
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +100,9 @@ impl Block<'_, '_> {
     }
 
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.ab.ab d, a-desc, b-desc,
-    /// scale-d, scale-a, scale-b, trans-a, trans-b` for one warp.
+    /// scale-d, scale-a, scale-b, trans-a, trans-b` for one warp, or with A
+    /// from registers, `d, {a0, a1, a2, a3}, b-desc, scale-d, scale-a,
+    /// scale-b, trans-b`.
     pub(in crate::exec) fn wgmma(
         &mut self,
         pc: usize,
@@ -109,15 +111,17 @@ impl Block<'_, '_> {
         lanes: &[u32],
     ) -> Result<(), ExecError> {
         let operands = self.instr(pc).operands.clone();
-        if operands.len() != 8 {
+        // A from registers: `d, {a0..a3}, b-desc, scale-d, scale-a, scale-b,
+        // trans-b` (no transpose bit for A).
+        let register_a = operands.len() == 7 && matches!(operands[1], Operand::Vector(_));
+        if operands.len() != 8 && !register_a {
             return Err(self.operands(
                 pc,
-                "wgmma takes d, a-desc, b-desc and five scales and transposes",
+                "wgmma takes d, a-desc (or A's registers), b-desc, and the scales and transposes",
             ));
         }
         let first = lanes[0];
         let warp = (first as usize / 32) % 4;
-        let a_bits = self.value(first, pc, &operands[1])?;
         let b_bits = self.value(first, pc, &operands[2])?;
         let scale_d = self.value(first, pc, &operands[3])? & 1;
         let scale_a = if self.value(first, pc, &operands[4])? as i64 == -1 {
@@ -130,16 +134,31 @@ impl Block<'_, '_> {
         } else {
             1.0
         };
-        let a_transposed = self.value(first, pc, &operands[6])? != 0;
-        let b_transposed = self.value(first, pc, &operands[7])? != 0;
-        let (Some(a), Some(b)) = (Descriptor::decode(a_bits), Descriptor::decode(b_bits)) else {
-            return Err(self.operands(
-                pc,
-                &format!("descriptors {a_bits:#x}, {b_bits:#x}: the CPU executor reads only the 128-byte swizzle"),
-            ));
+        let b_transposed = self.value(first, pc, &operands[operands.len() - 1])? != 0;
+        let Some(b) = Descriptor::decode(b_bits) else {
+            return Err(self.undecoded(pc, b_bits));
         };
-        let rows = 16 * warp as u64;
-        let ma = self.matrix(first, pc, a, a_transposed, rows..rows + 16, inputs);
+        let ma = if register_a {
+            // Each lane's four registers: the mma.m16n8k16 A fragment of
+            // this warp's 16 rows.
+            let registers = self.gather(pc, 1, lanes)?;
+            let mut ma = vec![[0f64; 16]; 16];
+            for (lane, words) in registers.iter().enumerate() {
+                for e in 0..8 {
+                    let (m, k) = fragments::mma_m16n8k16_a(lane, e);
+                    ma[m][k] = half_value(inputs, element(words, e));
+                }
+            }
+            ma
+        } else {
+            let a_bits = self.value(first, pc, &operands[1])?;
+            let a_transposed = self.value(first, pc, &operands[6])? != 0;
+            let Some(a) = Descriptor::decode(a_bits) else {
+                return Err(self.undecoded(pc, a_bits));
+            };
+            let rows = 16 * warp as u64;
+            self.matrix(first, pc, a, a_transposed, rows..rows + 16, inputs)
+        };
         let mb = self.matrix(first, pc, b, b_transposed, 0..u64::from(n), inputs);
         let Operand::Vector(dests) = &operands[0] else {
             return Err(self.operands(pc, "wgmma's d is a vector of registers"));
@@ -175,6 +194,14 @@ impl Block<'_, '_> {
                 .extend(dests.iter().copied());
         }
         Ok(())
+    }
+
+    /// The error for a descriptor the executor does not read.
+    fn undecoded(&self, pc: usize, bits: u64) -> ExecError {
+        self.operands(
+            pc,
+            &format!("descriptor {bits:#x}: the CPU executor reads only the 128-byte swizzle"),
+        )
     }
 
     /// `wgmma.commit_group` and `wgmma.wait_group N` of thread `t`.

@@ -33,8 +33,8 @@ use super::super::error::LowerError;
 use super::super::group::Unit;
 use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
-use super::matrix::{essential, shape_text, type_name};
-use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
+use super::matrix::{essential, is_c_pair, shape_text, type_name};
+use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands, expect_packed};
 use crate::atoms;
 use crate::expr::Expr;
 use crate::index::chain::split_sum;
@@ -75,10 +75,19 @@ pub struct WgmmaPlan {
     pattern: WgmmaPattern,
     /// B's columns.
     n: i64,
-    /// How A is laid out.
-    a: OperandForm,
+    /// Where A comes from and how it is laid out.
+    a: ASource,
     /// How B is laid out.
     b: OperandForm,
+}
+
+/// Where a multiply's A comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ASource {
+    /// Shared memory, through a descriptor.
+    Shared(OperandForm),
+    /// Registers: each warp's 16 rows as the `mma.m16n8k16` A fragment.
+    Registers,
 }
 
 /// How one shared operand is laid out, as the instruction is told.
@@ -131,11 +140,15 @@ impl WgmmaPattern {
     pub fn check(&self, request: &Request) -> Matched {
         let rf: &[Memory] = &[Memory::Registers];
         let sh: &[Memory] = &[Memory::Shared];
+        let a_in_registers = request
+            .inputs
+            .first()
+            .is_some_and(|a| a.memory == Memory::Registers);
         expect_operands(
             request,
             &[rf],
-            &[sh, sh],
-            "multiplies shared-memory tiles into register accumulators",
+            &[if a_in_registers { rf } else { sh }, sh],
+            "multiplies a shared B by a shared A (or A from registers) into register accumulators",
         )?;
         let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
         if c.scalar != Scalar::Fp32 || a.scalar != self.inputs || b.scalar != self.inputs {
@@ -162,7 +175,12 @@ impl WgmmaPattern {
             )
             .with_help("execute it with a group of 128 threads, e.g. `#block.tile(128)`"));
         }
-        let (a_rows, a_cols) = matrix_extents(a)?;
+        let (a_rows, a_cols) = if a_in_registers {
+            register_a(a)?;
+            (64, 16)
+        } else {
+            matrix_extents(a)?
+        };
         let (b_rows, n) = matrix_extents(b)?;
         let width_exists = n % WIDTH_STEP == 0 && (WIDTH_STEP..=MAX_WIDTH).contains(&n);
         if (a_rows, a_cols, b_rows) != (64, 16, 16) || !width_exists {
@@ -188,7 +206,11 @@ impl WgmmaPattern {
                 ),
             ));
         }
-        let a_form = operand_form(a, |m, k| (m, k))?;
+        let a_form = if a_in_registers {
+            ASource::Registers
+        } else {
+            ASource::Shared(operand_form(a, |m, k| (m, k))?)
+        };
         let b_form = operand_form(b, |k, n| (n, k))?;
         if let Some(arch) = request.arch.filter(|arch| !arch.is_arch_specific()) {
             return Err(Reject::new(
@@ -204,6 +226,49 @@ impl WgmmaPattern {
             b: b_form,
         }))
     }
+}
+
+/// Checks an A read from registers: each thread's 8 halves as
+/// `mma.m16n8k16`'s A fragment `[2,2].[1,2]`, or as two column-adjacent
+/// 64×8 accumulator tiles rounded to 16 bits (attention's P) — accepted
+/// only because the atom tables prove them the same elements.
+fn register_a(a: &OperandInfo) -> Result<(), Reject> {
+    let fragment = atoms::wgmma_m64nnk16_a_registers();
+    let tile = atoms::wgmma_m64nnk16_accumulators(8);
+    if a.count as i64 != fragment.values() {
+        return Err(Reject::new(
+            Progress::Size,
+            format!(
+                "takes {} elements of A per thread from registers; the {} has {}",
+                fragment.values(),
+                a.role,
+                a.count
+            ),
+        ));
+    }
+    if is_c_pair(&a.dims, &tile.levels()) {
+        atoms::c_pair_is_a(&tile, &fragment).map_err(|mismatch| {
+            Reject::new(
+                Progress::Layout,
+                format!(
+                    "takes two accumulator tiles side by side as A only where they are A; here \
+                     {mismatch}"
+                ),
+            )
+        })?;
+    } else if essential(&a.dims) != essential(&fragment.levels()) {
+        return Err(Reject::new(
+            Progress::Layout,
+            format!(
+                "wants A from registers per thread as {} (or two 64×8 accumulator tiles); the {} \
+                 is {}",
+                shape_text(&fragment.levels()),
+                a.role,
+                shape_text(&a.dims)
+            ),
+        ));
+    }
+    expect_packed(a)
 }
 
 /// The (rows, columns) of a one-level matrix operand; a mode may be
@@ -376,32 +441,39 @@ pub fn emit(
     plan: &WgmmaPlan,
 ) -> Result<(), LowerError> {
     let (c, a, b) = (&request.outputs[0], &request.inputs[0], &request.inputs[1]);
-    let a_descriptor = descriptor(lowering, a, plan.a.fields)?;
+    let a_operand = match plan.a {
+        ASource::Shared(form) => descriptor(lowering, a, form.fields)?.into(),
+        ASource::Registers => Operand::Vector(lowering.read_words(a)?),
+    };
     let b_descriptor = descriptor(lowering, b, plan.b.fields)?;
     let accumulators = lowering.target_words(c)?;
     if !lowering.wgmma_batch_open {
         lowering.out.emit("wgmma.fence.sync.aligned", Vec::new())?;
     }
     let ab = type_name(plan.pattern.inputs);
+    let form = match plan.a {
+        ASource::Shared(_) => "",
+        ASource::Registers => "/regA",
+    };
     let name = format!(
-        "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ab}.{ab}",
+        "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ab}.{ab}{form}",
         plan.n
     );
     // scale-d: 1 adds into C, 0 overwrites it; A and B not negated; each
-    // transposed where it is MN-major.
-    lowering.out.emit(
-        &name,
-        vec![
-            Operand::Vector(accumulators),
-            a_descriptor.into(),
-            b_descriptor.into(),
-            imm(i64::from(request.kind.accumulates())),
-            imm(1),
-            imm(1),
-            imm(i64::from(plan.a.transposed)),
-            imm(i64::from(plan.b.transposed)),
-        ],
-    )?;
+    // transposed where it is MN-major (an A in registers has no such bit).
+    let mut operands = vec![
+        Operand::Vector(accumulators),
+        a_operand,
+        b_descriptor.into(),
+        imm(i64::from(request.kind.accumulates())),
+        imm(1),
+        imm(1),
+    ];
+    if let ASource::Shared(form) = plan.a {
+        operands.push(imm(i64::from(form.transposed)));
+    }
+    operands.push(imm(i64::from(plan.b.transposed)));
+    lowering.out.emit(&name, operands)?;
     if plan.pattern.asynchronous {
         lowering.wgmma_batch_open = true;
         return Ok(());
