@@ -17,8 +17,9 @@ in this process (harness.compare), back to back and from CUDA graphs:
 - `softmax`: row softmax, fp16 in and out, ours (examples/softmax.gph,
   `-D N=<N>`) against `torch.softmax` and against the same copy.
 - `attention`: O = softmax(Q·Kᵀ/√D)·V per (batch, head), fp16 [B, H, S, D]
-  tensors, ours (examples/fmha.gph, `-D D=<D>`) against
-  `F.scaled_dot_product_attention` (no mask); TFLOP/s count 4·B·H·S²·D.
+  tensors, ours (examples/fmha_sm90.gph on compute capability 9.0, and
+  examples/fmha.gph, `-D D=<D>`) against `F.scaled_dot_product_attention`
+  (no mask); TFLOP/s count 4·B·H·S²·D.
 
 B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py.
 
@@ -220,8 +221,13 @@ def bench_attention(torch, args, folder):
 
     rows = []
     shapes = ATTENTION_SHAPES if not args.attention else [args.attention]
-    for b, h, s, d in shapes:
-        op = load(torch, args, folder, "examples/fmha.gph", "fmha", [f"D={d}"])
+    kernels = [("examples/fmha.gph", "fmha")]
+    if torch.cuda.get_device_capability() == (9, 0):
+        kernels.insert(0, ("examples/fmha_sm90.gph", "fmha_sm90"))
+    if args.kernels:
+        kernels = [k for k in kernels if k[1] in args.kernels.split(",")]
+    for (b, h, s, d), (source, kernel) in ((shape, k) for shape in shapes for k in kernels):
+        op = load(torch, args, folder, source, kernel, [f"D={d}"])
         dims = {"S": s, "BH": b * h}
         sets = sets_for(torch, 2 * 4 * b * h * s * d)
         gen = torch.Generator(device="cuda").manual_seed(args.seed)
@@ -249,9 +255,9 @@ def bench_attention(torch, args, folder):
         base_error, _ = error_of(torch, sdpa[0]().reshape(b * h, s, d)[:4], reference(q, k, v))
         nan = torch.isnan(o).sum().item()
         ok = nan == 0 and error < 1e-2 and base_error < 1e-2
-        print(f"attention {b}x{h}x{s}x{d}: {sets} sets/side, error {error:.1e} (SDPA {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        print(f"{kernel} {b}x{h}x{s}x{d}: {sets} sets/side, error {error:.1e} (SDPA {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
         flops = 4 * b * h * s * s * d
-        extra = {"b": b, "h": h, "s": s, "d": d, "flops": flops, "error": error, "nan": nan, "correct": ok}
+        extra = {"kernel": kernel, "b": b, "h": h, "s": s, "d": d, "flops": flops, "error": error, "nan": nan, "correct": ok}
         row = {"bench": "attention", **timed(torch, "F.scaled_dot_product_attention", ours, sdpa, args, extra)}
         ours_ms = harness.summary(row["ours_ms"])[0]
         base_ms = harness.summary(row["baseline_ms"])[0]
@@ -268,6 +274,7 @@ def main():
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
+    parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_sm90,fmha)")
     parser.add_argument("--attention", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="BxHxSxD for attention")
     harness.add_run_arguments(parser)
     args = parser.parse_args()

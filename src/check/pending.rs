@@ -12,7 +12,11 @@
 //! flight meets the second), branches on both arms, and where paths join the
 //! buffers in flight are the union of theirs.
 //!
-//! Only accumulators are followed: a multiply's shared A and B may be
+//! A multiply whose A comes from registers (`wgmma` with A in registers:
+//! attention's P) reads them when the hardware gets to it, too: until its
+//! group is waited for, another spec may read them but not write them.
+//!
+//! Only registers are followed: a multiply's shared A and B may be
 //! overwritten in a stage the program knows is no longer read (the GEMM
 //! refills stage `(k + AHEAD) % STAGES` while stage `k % STAGES` is in
 //! flight), which needs the stage arithmetic to prove, and is left to the
@@ -32,9 +36,18 @@ const MAX_GROUPS: usize = 8;
 /// The most statements one kernel's walk visits.
 const VISIT_BUDGET: usize = 1 << 20;
 
-/// Buffers written by multiplies in flight, each with the multiply that
-/// wrote it last.
-type InFlight = BTreeMap<BufferId, Span>;
+/// How a multiply in flight uses a register buffer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Use {
+    /// Its accumulators: no other spec may read or write them.
+    Writes,
+    /// Its A: no other spec may write them.
+    Reads,
+}
+
+/// Register buffers of multiplies in flight, each with the multiply that
+/// used it last and how (writing wins over reading).
+type InFlight = BTreeMap<BufferId, (Span, Use)>;
 
 /// What may still be running at one point of the program.
 ///
@@ -57,15 +70,22 @@ impl Pending {
         }
     }
 
-    /// The multiply that may still be writing `buffer`, if any.
-    fn writer(&self, buffer: BufferId) -> Option<(Span, bool)> {
-        if let Some(span) = self.open.get(&buffer) {
-            return Some((*span, false));
-        }
-        self.groups
+    /// The multiply that may still be using `buffer`, if any: how, where,
+    /// and whether it is in a committed group. A use that writes anywhere
+    /// is reported before one that reads.
+    fn user(&self, buffer: BufferId) -> Option<(Use, Span, bool)> {
+        let open = self
+            .open
+            .get(&buffer)
+            .map(|(span, how)| (*how, *span, false));
+        let committed = self
+            .groups
             .iter()
             .rev()
-            .find_map(|group| group.get(&buffer).map(|span| (*span, true)))
+            .filter_map(|group| group.get(&buffer).map(|(span, how)| (*how, *span, true)));
+        let mut users: Vec<_> = open.into_iter().chain(committed).collect();
+        users.sort_by_key(|(how, _, _)| *how != Use::Writes);
+        users.first().copied()
     }
 
     /// Either path's multiplies: the open ones united, the groups united
@@ -157,11 +177,11 @@ impl Walk<'_> {
                 queue: AsyncQueue::Mma,
                 ..
             } => {
-                if !pending.open.is_empty() {
-                    let group = std::mem::take(&mut pending.open);
-                    pending.groups.push(group);
-                    pending.bound_groups();
-                }
+                // An `mma_commit` with nothing issued closes an empty group,
+                // which `mma_wait(N)` counts like any other.
+                let group = std::mem::take(&mut pending.open);
+                pending.groups.push(group);
+                pending.bound_groups();
                 pending
             }
             Stmt::Wait {
@@ -197,23 +217,45 @@ impl Walk<'_> {
             }
         );
         if asynchronous {
-            // Further multiplies into the same accumulators are ordered
-            // after it by the hardware.
+            // Further multiplies into the same accumulators, or reading the
+            // same A, are ordered after it by the hardware.
             for view in &spec.outputs {
-                pending.open.insert(view.buffer, spec.span);
+                pending.open.insert(view.buffer, (spec.span, Use::Writes));
+            }
+            for view in &spec.inputs {
+                if self.in_registers(view.buffer) {
+                    pending
+                        .open
+                        .entry(view.buffer)
+                        .or_insert((spec.span, Use::Reads));
+                }
             }
             return pending;
         }
-        for view in spec.outputs.iter().chain(&spec.inputs) {
-            if let Some((issued, committed)) = pending.writer(view.buffer) {
-                self.report(spec.span, view, issued, committed);
-                break;
+        let uses = spec
+            .outputs
+            .iter()
+            .map(|view| (view, true))
+            .chain(spec.inputs.iter().map(|view| (view, false)));
+        for (view, written) in uses {
+            match pending.user(view.buffer) {
+                Some((how, issued, committed)) if written || how == Use::Writes => {
+                    self.report(spec.span, view, how, issued, committed);
+                    break;
+                }
+                Some(_) | None => {}
             }
         }
         pending
     }
 
-    fn report(&mut self, at: Span, view: &ir::View, issued: Span, committed: bool) {
+    fn in_registers(&self, buffer: BufferId) -> bool {
+        self.buffers
+            .get(buffer.0 as usize)
+            .is_some_and(|b| b.kind == ir::BufferKind::Registers)
+    }
+
+    fn report(&mut self, at: Span, view: &ir::View, how: Use, issued: Span, committed: bool) {
         if !self.reported.insert((at.start, at.end)) {
             return;
         }
@@ -227,22 +269,29 @@ impl Walk<'_> {
             "close its group with `mma_commit` and wait for it with `mma_wait(0)` before this \
              statement"
         };
-        self.diagnostics.push(
-            Diagnostic::error(
-                codes::PENDING_ACCUMULATOR,
+        let (message, label, note) = match how {
+            Use::Writes => (
                 format!("{name} is used while a `MatMul<async>` may still be writing it"),
-                view.span,
-            )
-            .with_label("read or written here")
-            .with_secondary(
-                issued,
-                "issued here, and not waited for on every path to the use",
-            )
-            .with_note(
+                "read or written here",
                 "a `MatMul<async>` has written its C only once an `mma_wait(N)` leaves its group \
                  (closed by `mma_commit`) out of the N newest",
-            )
-            .with_help(help),
+            ),
+            Use::Reads => (
+                format!("{name} is overwritten while a `MatMul<async>` may still be reading it"),
+                "written here",
+                "a `MatMul<async>` whose A is in registers has read it only once an \
+                 `mma_wait(N)` leaves its group (closed by `mma_commit`) out of the N newest",
+            ),
+        };
+        self.diagnostics.push(
+            Diagnostic::error(codes::PENDING_ACCUMULATOR, message, view.span)
+                .with_label(label)
+                .with_secondary(
+                    issued,
+                    "issued here, and not waited for on every path to the use",
+                )
+                .with_note(note)
+                .with_help(help),
         );
     }
 }

@@ -223,6 +223,9 @@ pub enum Op {
     WgmmaCommit,
     WgmmaWait(u32),
     FenceProxyAsync,
+    /// `membar.cta`: the executor runs each thread's accesses in order
+    /// already, so it only has to be known.
+    MembarCta,
     Shfl(ShflMode),
     Bar,
     Bra,
@@ -432,6 +435,7 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "fence" if parts.get(1) == Some(&"proxy") && parts.get(2) == Some(&"async") => {
             Some(Op::FenceProxyAsync)
         }
+        "membar" if parts.get(1) == Some(&"cta") => Some(Op::MembarCta),
         "shfl" if has("sync") && last_ty(&parts) == Some(Ty::B32) => {
             let mode = match parts.get(2).copied() {
                 Some("up") => Some(ShflMode::Up),

@@ -64,6 +64,10 @@ pub struct KernelLowering<'a, 'c> {
     /// Whether the last instruction that touched registers was a warpgroup
     /// multiply (`wgmma`), so that the next one needs no `wgmma.fence`.
     pub wgmma_batch_open: bool,
+    /// Whether a spec computed into registers since the last `mma_commit`:
+    /// work the program put before its next `mma_wait`, to overlap the
+    /// multiplies in flight (`walk.rs` pins that wait below it).
+    pub register_work_since_mma_commit: bool,
     /// Whether some atomic `MatMul` reads shared memory (`wgmma`, through
     /// the async proxy): then the copies `async_wait` completes are fenced
     /// for it (`fence.proxy.async`).
@@ -230,6 +234,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             errors: Vec::new(),
             block_size,
             wgmma_batch_open: false,
+            register_work_since_mma_commit: false,
             async_proxy_reads: reads_shared_in_matmul(std::slice::from_ref(&kernel.root)),
             scratch: plan.scratch,
         })

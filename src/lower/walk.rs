@@ -81,7 +81,10 @@ impl KernelLowering<'_, '_> {
             Stmt::Commit { queue, span } => {
                 let instruction = match queue {
                     AsyncQueue::Copies => "cp.async.commit_group",
-                    AsyncQueue::Mma => "wgmma.commit_group.sync.aligned",
+                    AsyncQueue::Mma => {
+                        self.register_work_since_mma_commit = false;
+                        "wgmma.commit_group.sync.aligned"
+                    }
                 };
                 self.single(*span, queue.commit_keyword(), instruction, Vec::new())
             }
@@ -95,6 +98,15 @@ impl KernelLowering<'_, '_> {
                     AsyncQueue::Mma => "wgmma.wait_group.sync.aligned",
                 };
                 let text = format!("{}({pending})", queue.wait_keyword());
+                if *queue == AsyncQueue::Mma && self.register_work_since_mma_commit {
+                    // Register work between the commit and this wait is
+                    // meant to run while the multiplies do (attention's
+                    // softmax beside O += P·V). ptxas hoists a wait above
+                    // such work, which it may, and so serialises them; a
+                    // CTA memory barrier, which the wait may not pass,
+                    // holds it here.
+                    self.out.emit("membar.cta", Vec::new())?;
+                }
                 self.single(*span, &text, instruction, vec![imm(i64::from(*pending))])?;
                 match queue {
                     // The copies that landed were written through the

@@ -45,7 +45,7 @@ impl Block<'_, '_> {
             }
             // Orderings the executor keeps anyway: every access is visible
             // to the async proxy and registers are never reordered.
-            Op::WgmmaFence | Op::FenceProxyAsync => Ok(()),
+            Op::WgmmaFence | Op::FenceProxyAsync | Op::MembarCta => Ok(()),
             Op::Mov(_)
             | Op::Int(..)
             | Op::Float(..)
@@ -137,6 +137,7 @@ impl Block<'_, '_> {
             | Op::WgmmaCommit
             | Op::WgmmaWait(_)
             | Op::FenceProxyAsync
+            | Op::MembarCta
             | Op::Shfl(_)
             | Op::Bar
             | Op::Bra

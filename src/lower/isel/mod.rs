@@ -420,6 +420,13 @@ pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<()
         Plan::Wgmma(_) => {}
         Plan::Memory(_) | Plan::Convert(_) | Plan::Matrix(_) | Plan::Arith(_) | Plan::Warp(_) => {
             lowering.wgmma_batch_open = false;
+            if request
+                .outputs
+                .iter()
+                .any(|o| o.memory == Memory::Registers)
+            {
+                lowering.register_work_since_mma_commit = true;
+            }
         }
     }
     emitted
