@@ -307,9 +307,9 @@ pub fn select(request: &Request) -> Result<(Pattern, Plan), Box<NoMatch>> {
         SpecKind::MatMul {
             asynchronous: true, ..
         } => Some(
-            "`MatMul<async>` is the warpgroup multiply (`wgmma`, sm_90a): A and B whole shared \
-             tiles, executed by 128 threads such as `#block.tile(128)`; a warp's `mma.sync` on \
-             register fragments is a plain `MatMul`"
+            "`MatMul<async>` is the warpgroup multiply (`wgmma`, sm_90a): B a whole shared tile, \
+             A one too or each warp's 16 rows in registers, executed by 128 threads such as \
+             `#block.tile(128)`; a warp's `mma.sync` on register fragments is a plain `MatMul`"
                 .into(),
         ),
         SpecKind::Move { .. }
