@@ -258,9 +258,11 @@ fn arch_specific_entries_are_exactly_the_wgmma_family_and_sm_90_refuses_them() {
         .templates()
         .filter(|template| template.requirement.arch_specific)
         .collect();
-    // 8 widths x 2 input types, fence, commit, wait.
-    // 32 widths × 2 input types, the fence, the wait and the commit.
-    assert_eq!(specific.len(), 67);
+    // 32 widths × 2 input types × A from shared memory or from registers
+    // (`/regA`), the fence, the wait and the commit.
+    assert_eq!(specific.len(), 131);
+    let register_a = specific.iter().filter(|t| t.name.ends_with("/regA")).count();
+    assert_eq!(register_a, 64);
     assert!(specific.iter().all(|template| template.family == "wgmma"));
     for template in specific {
         let mut module = Module::new(Some(Arch::Sm90));
