@@ -177,6 +177,17 @@ pub fn layout_grid(layout: &Layout, style: &Style) -> String {
         style,
         &mut out,
     );
+    if let Some((offset, first, second)) = first_collision(layout) {
+        caption(
+            &format!(
+                "warning: not injective: offset {offset} is the offset of coordinates {first} and \
+                 {second} (a stride-0 mode or overlapping strides), so it appears more than once; \
+                 as an output such a layout would write one element twice"
+            ),
+            style,
+            &mut out,
+        );
+    }
     let corner = summarise(layout, axes.rows.size * axes.cols.size, style, &mut out);
     let cell = |r, c| Cell::plain((axes.rows.offset(r) + axes.cols.offset(c)).to_string());
     Table {
@@ -189,6 +200,26 @@ pub fn layout_grid(layout: &Layout, style: &Style) -> String {
     }
     .render(style, &mut out);
     out
+}
+
+/// The most coordinates [`first_collision`] looks at: a larger layout is
+/// drawn without the check rather than slowly.
+const COLLISION_SCAN: i64 = 1 << 20;
+
+/// The first offset `layout` gives two coordinates (1-D, colexicographic):
+/// `(offset, first, second)`; `None` when it is injective (or too large to
+/// scan).
+pub(super) fn first_collision(layout: &Layout) -> Option<(i64, i64, i64)> {
+    if layout.size() > COLLISION_SCAN {
+        return None;
+    }
+    let mut seen = std::collections::HashMap::new();
+    for (index, offset) in layout.offsets().enumerate() {
+        if let Some(first) = seen.insert(offset, index as i64) {
+            return Some((offset, first, index as i64));
+        }
+    }
+    None
 }
 
 /// The grid of a swizzled layout `Sw ∘ (offset + L)`: each cell is the
@@ -565,5 +596,21 @@ mod tests {
             tiled_grid(&t, &Style::default()),
             Err(VizError::Overflow { .. })
         ));
+    }
+
+    #[test]
+    fn a_layout_that_names_an_offset_twice_is_drawn_with_a_warning() {
+        let broadcast: Layout = "[2,2 : 0,1]".parse().unwrap();
+        assert_eq!(first_collision(&broadcast), Some((0, 0, 1)));
+        let out = layout_grid(&broadcast, &Style::plain(200));
+        assert!(
+            out.contains("warning: not injective: offset 0 is the offset of coordinates 0 and 1"),
+            "{out}"
+        );
+        let overlapping: Layout = "[4,2 : 1,2]".parse().unwrap();
+        assert_eq!(first_collision(&overlapping), Some((2, 2, 4)));
+        let injective: Layout = "[4,8 : 1,4]".parse().unwrap();
+        assert_eq!(first_collision(&injective), None);
+        assert!(!layout_grid(&injective, &Style::plain(200)).contains("warning"));
     }
 }
