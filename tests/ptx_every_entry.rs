@@ -261,7 +261,10 @@ fn arch_specific_entries_are_exactly_the_wgmma_family_and_sm_90_refuses_them() {
     // 32 widths × 2 input types × A from shared memory or from registers
     // (`/regA`), the fence, the wait and the commit.
     assert_eq!(specific.len(), 131);
-    let register_a = specific.iter().filter(|t| t.name.ends_with("/regA")).count();
+    let register_a = specific
+        .iter()
+        .filter(|t| t.name.ends_with("/regA"))
+        .count();
     assert_eq!(register_a, 64);
     assert!(specific.iter().all(|template| template.family == "wgmma"));
     for template in specific {
