@@ -18,15 +18,25 @@ use super::symbolic::{self, Sign};
 impl Checker {
     /// The bound an enclosing `if` gives `e`: a guard `g ≤ b` bounds
     /// `g + c` by `b + c` for a constant `c`.
+    ///
+    /// Among several guards of `e` (`k + 1 < ceil_div(S, 64) && k + 1 <
+    /// @bq + 1`), the innermost whose bound is over the dims alone: a bound
+    /// by a block, thread or loop value compares with no extent.
     pub(crate) fn guard_bound(&self, e: &Expr) -> Option<Expr> {
-        self.guards.iter().rev().find_map(|guard| {
+        let mut bounds = self.guards.iter().rev().filter_map(|guard| {
             let offset =
                 symbolic::normalize(&Expr::sub(e.clone(), guard.value.clone())).as_const()?;
             Some(symbolic::normalize(&Expr::add(
                 guard.at_most.clone(),
                 Expr::Const(offset),
             )))
-        })
+        });
+        let first = bounds.next()?;
+        let over_dims = |bound: &Expr| bound.vars().iter().all(|v| matches!(v, Var::Dim(_)));
+        if over_dims(&first) {
+            return Some(first);
+        }
+        bounds.find(over_dims).or(Some(first))
     }
 
     /// An upper bound of `e` as an expression over the dims alone (thread

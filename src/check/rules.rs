@@ -9,7 +9,7 @@
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
-use crate::ir::{Level, Memory, Scalar, SpecKind, View};
+use crate::ir::{InitValue, Level, Memory, Scalar, SpecKind, View};
 use crate::syntax::ast;
 
 use super::codes;
@@ -205,7 +205,12 @@ impl Checker {
                 self.reduction(spec, axes, &outputs[0], &inputs[0], lanes.as_ref());
                 self.block_reduction_group(spec, threads, lanes.as_ref());
             }
-            SpecKind::Init { value } => self.init_value(*value, &outputs[0], spec.kind_span),
+            SpecKind::Init {
+                value: InitValue::Number(value),
+            } => self.init_value(*value, &outputs[0], spec.kind_span),
+            SpecKind::Init {
+                value: InitValue::Index(axis),
+            } => self.init_index(*axis, &outputs[0], spec.kind_span),
             SpecKind::Generic => {}
         }
     }
@@ -213,6 +218,27 @@ impl Checker {
     /// An `Init` value must be one the output's elements hold as written:
     /// a finite value past the type's largest would become infinity (or
     /// wrap), a fraction in an integer would be cut. `inf` is meant.
+    /// `Init<index(i)>`: mode `i` must be a logical mode of the output.
+    fn init_index(&mut self, axis: u32, output: &View, span: Span) {
+        let rank = logical_extents(&output.ty.levels).map(|extents| extents.len());
+        if rank.is_some_and(|rank| (axis as usize) < rank) {
+            return;
+        }
+        let what = match rank {
+            Some(rank) => format!("an output with {rank} modes"),
+            None => "an output whose levels have different ranks".to_string(),
+        };
+        self.report(
+            Diagnostic::error(
+                codes::INIT_OUT_OF_RANGE,
+                format!("`Init<index({axis})>` names mode {axis} of {what}"),
+                span,
+            )
+            .with_label("each element gets its coordinate along this mode")
+            .with_help("name a mode of the output, counted from 0"),
+        );
+    }
+
     fn init_value(&mut self, value: f64, output: &View, span: Span) {
         let scalar = output.ty.scalar;
         let name = scalar.name();

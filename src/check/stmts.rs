@@ -300,11 +300,14 @@ impl Checker {
                 };
                 ir::SpecKind::Shfl { mask }
             }
-            ast::SpecKind::Init(ast::InitValue::Number(value)) => {
-                ir::SpecKind::Init { value: *value }
-            }
+            ast::SpecKind::Init(ast::InitValue::Number(value)) => ir::SpecKind::Init {
+                value: ir::InitValue::Number(*value),
+            },
             ast::SpecKind::Init(ast::InitValue::Constant(value)) => ir::SpecKind::Init {
-                value: self.constant(value, "an `Init` value")? as f64,
+                value: ir::InitValue::Number(self.constant(value, "an `Init` value")? as f64),
+            },
+            ast::SpecKind::Init(ast::InitValue::Index(axis)) => ir::SpecKind::Init {
+                value: ir::InitValue::Index(*axis),
             },
             ast::SpecKind::Generic => ir::SpecKind::Generic,
         })

@@ -124,6 +124,18 @@ pub struct Buffer {
     pub elements: Expr,
 }
 
+/// What `Init` stores.
+///
+/// Rule: `Index(i)` names a logical mode of the output (mode i of every
+/// level); the lowering has no instruction for it (contracts use it).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum InitValue {
+    /// The same number everywhere.
+    Number(f64),
+    /// Each element's coordinate along logical mode `i`.
+    Index(u32),
+}
+
 /// The kinds of storage.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum BufferKind {
@@ -345,7 +357,7 @@ pub enum SpecKind {
     /// Every element of the output = `value`.
     Init {
         /// The value.
-        value: f64,
+        value: InitValue,
     },
     /// A fused computation with no built-in contract.
     Generic,

@@ -13,8 +13,8 @@ use std::fmt::{self, Write};
 
 use super::expr::{Expr, Var};
 use super::{
-    Buffer, BufferKind, Cond, GroupType, Kernel, Level, NamedSpan, Program, SpecKind, SpecStmt,
-    Stmt, TensorType, View,
+    Buffer, BufferKind, Cond, GroupType, InitValue, Kernel, Level, NamedSpan, Program, SpecKind,
+    SpecStmt, Stmt, TensorType, View,
 };
 use crate::layout::{Swizzle, Tuple};
 use crate::vocab::{Memory, Scalar};
@@ -333,7 +333,12 @@ impl fmt::Display for SpecKind {
                 write!(f, "Reduction<{op}, [{}]>", axes.join(", "))
             }
             SpecKind::Shfl { mask } => write!(f, "Shfl<bfly, {mask}>"),
-            SpecKind::Init { value } => write!(f, "Init<{value:?}>"),
+            SpecKind::Init {
+                value: InitValue::Number(value),
+            } => write!(f, "Init<{value:?}>"),
+            SpecKind::Init {
+                value: InitValue::Index(axis),
+            } => write!(f, "Init<index({axis})>"),
             SpecKind::Generic => f.write_str("Spec"),
         }
     }

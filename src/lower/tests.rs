@@ -4,7 +4,7 @@
 use super::testing::*;
 use super::{Options, lower_program};
 use crate::expr::Expr;
-use crate::ir::{Memory, Scalar, SpecKind};
+use crate::ir::{InitValue, Memory, Scalar, SpecKind};
 
 fn ptx(kernel: crate::ir::Kernel, options: &Options) -> String {
     let module =
@@ -298,25 +298,33 @@ fn arithmetic_forms() -> crate::ir::Kernel {
     let warp = || group(&[(&[32], &[1])]);
     let body = vec![
         atomic(
-            SpecKind::Init { value: 1.5 },
+            SpecKind::Init {
+                value: InitValue::Number(1.5),
+            },
             vec![whole(&k, f)],
             vec![],
             me(),
         ),
         atomic(
-            SpecKind::Init { value: -2.0 },
+            SpecKind::Init {
+                value: InitValue::Number(-2.0),
+            },
             vec![whole(&k, odd)],
             vec![],
             me(),
         ),
         atomic(
-            SpecKind::Init { value: 0.25 },
+            SpecKind::Init {
+                value: InitValue::Number(0.25),
+            },
             vec![whole(&k, b)],
             vec![],
             me(),
         ),
         atomic(
-            SpecKind::Init { value: 7.0 },
+            SpecKind::Init {
+                value: InitValue::Number(7.0),
+            },
             vec![whole(&k, i)],
             vec![],
             me(),

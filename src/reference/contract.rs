@@ -5,8 +5,8 @@
 use super::ReferenceError;
 use super::view::{ResolvedView, extent_of};
 use crate::ir::{
-    BinaryOp, BufferKind, CompareOp, Kernel, Memory, ReduceOp, SpecKind, SpecStmt, TernaryOp,
-    UnaryOp, View,
+    BinaryOp, BufferKind, CompareOp, InitValue, Kernel, Memory, ReduceOp, SpecKind, SpecStmt,
+    TernaryOp, UnaryOp, View,
 };
 
 /// The problem size of a `MatMul` contract, from its operands' matrix
@@ -61,10 +61,11 @@ pub enum ContractKind {
         /// Input elements per output element.
         reduced: usize,
     },
-    /// Every element of the output = `value`.
+    /// Every element of the output = `value` (a number, or the element's
+    /// coordinate along a logical mode).
     Init {
         /// The value.
-        value: f64,
+        value: InitValue,
     },
 }
 

@@ -10,6 +10,7 @@ use super::contract::{Contract, ContractKind, MatMulShape, Step};
 use super::gemm::gemm_accumulate;
 use super::pointwise;
 use super::view::{CHUNK, FlatIndex, ResolvedView, gather};
+use crate::ir::InitValue;
 use std::collections::BTreeMap;
 
 use crate::ir::{BufferId, ReduceOp, Scalar};
@@ -306,7 +307,12 @@ impl Step {
                     .for_each(|(x, ((a, b), y))| *x = pointwise::select(*op, *a, *b, *x, *y));
                 (out.element_order()?, x)
             }
-            ContractKind::Init { value } => (out.element_order()?, vec![*value; out.elements()]),
+            ContractKind::Init {
+                value: InitValue::Number(value),
+            } => (out.element_order()?, vec![*value; out.elements()]),
+            ContractKind::Init {
+                value: InitValue::Index(axis),
+            } => (out.element_order()?, out.coordinates(*axis as usize)?),
             ContractKind::MatMul(shape) => self.matmul(shape, store)?,
             ContractKind::Reduction { op, axes, reduced } => (
                 out.element_order()?,

@@ -331,6 +331,49 @@ impl ResolvedView {
         FlatIndex::new(self.base, leaves, self.swizzle)
     }
 
+    /// Each element's coordinate along logical mode `axis`, in element
+    /// order (what `Init<index(axis)>` stores).
+    pub fn coordinates(&self, axis: usize) -> Result<Vec<f64>, ReferenceError> {
+        let modes = self.logical_modes().filter(|modes| axis < modes.len());
+        let Some(modes) = modes else {
+            return Err(ReferenceError::Shape(format!(
+                "{}: `Init<index({axis})>` names no logical mode of it",
+                self.name
+            )));
+        };
+        // Every leaf in element order (innermost level first), with the
+        // weight of its digit in mode `axis` (0 for the other modes).
+        let mut weight = 1;
+        let mut digits = Vec::new();
+        for level in self.levels.iter().rev() {
+            for (mode, leaves) in level.iter().enumerate() {
+                for leaf in leaves {
+                    if mode == axis {
+                        digits.push((leaf.extent, weight));
+                        weight *= leaf.extent;
+                    } else {
+                        digits.push((leaf.extent, 0));
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(
+            weight,
+            modes[axis].iter().map(|l| l.extent).product::<i64>()
+        );
+        Ok((0..self.elements as i64)
+            .map(|element| {
+                let mut rest = element;
+                let mut coordinate = 0;
+                for (extent, weight) in &digits {
+                    coordinate += (rest % extent) * weight;
+                    rest /= extent;
+                }
+                coordinate as f64
+            })
+            .collect())
+    }
+
     /// The logical modes: mode `i` gathers mode `i` of every level, the
     /// innermost level's leaves first (a tile's rows before the grid's).
     /// `None` when the levels have different ranks.

@@ -534,6 +534,9 @@ pub enum InitValue {
     Number(f64),
     /// An integer constant expression, e.g. `N` or `N * 2`.
     Constant(IntExpr),
+    /// `index(i)`: each element's coordinate along logical mode `i` (a
+    /// contract's query and key positions, for a causal mask).
+    Index(u32),
 }
 
 /// The built-in spec kinds and their parameters (`docs/language.md` §5).

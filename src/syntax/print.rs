@@ -451,6 +451,7 @@ impl Display for SpecKind {
             // `{:?}` writes the shortest text that reads back as the same
             // value, always with a `.` or an exponent (`0.0`, `1e-7`, `inf`).
             SpecKind::Init(InitValue::Number(value)) => write!(f, "<{value:?}>"),
+            SpecKind::Init(InitValue::Index(axis)) => write!(f, "<index({axis})>"),
             // A constant that begins like a number is parenthesised, so
             // that it reads back as an expression.
             SpecKind::Init(InitValue::Constant(value)) => {

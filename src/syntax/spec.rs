@@ -149,6 +149,23 @@ fn init_value(input: Input) -> PResult<InitValue> {
     let here = skip(input);
     let text = *here.fragment();
     let infinity = text.starts_with("inf") && !text[3..].starts_with(super::lexeme::is_name_char);
+    if text
+        .strip_prefix("index")
+        .is_some_and(|after| after.trim_start().starts_with('('))
+    {
+        let help = Some("`Init<index(i)>` gives each element its coordinate along mode i");
+        let (rest, _) = word(here)?;
+        let (rest, _) = cut(expect("`(`", help, sym("("))).parse(rest)?;
+        let (rest, (axis, span)) = cut(expect("a mode number", help, int_literal)).parse(rest)?;
+        let (rest, _) = cut(expect("`)`", help, sym(")"))).parse(rest)?;
+        let Ok(axis) = u32::try_from(axis) else {
+            return Err(Err::Failure(SyntaxError::expected(
+                span.start,
+                "a mode number",
+            )));
+        };
+        return Ok((rest, InitValue::Index(axis)));
+    }
     if !infinity && peek(&here).is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '(') {
         let (rest, value) = cut(int_expr).parse(here)?;
         return Ok((rest, InitValue::Constant(value)));

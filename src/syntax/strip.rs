@@ -326,7 +326,7 @@ impl StripSpans for SpecKind {
             | SpecKind::BinaryPointwise(_)
             | SpecKind::TernaryPointwise(_)
             | SpecKind::Select(_)
-            | SpecKind::Init(InitValue::Number(_))
+            | SpecKind::Init(InitValue::Number(_) | InitValue::Index(_))
             | SpecKind::Generic => {}
         }
     }

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 
 use super::{check, codes_of};
 use crate::check::codes;
-use crate::ir::{BufferKind, SpecKind};
+use crate::ir::{BufferKind, InitValue, SpecKind};
 
 /// A kernel `k` with `%x`, `%b` (a bias row) and `%y` over `[64, M]`,
 /// the given contract lines, and a body that writes `%y` from `%x`.
@@ -62,12 +62,42 @@ fn init_takes_a_constant_expression() {
         );
     let program = check("k.gph", &source).unwrap_or_else(|d| panic!("{d:#?}"));
     let contract = program.kernels[0].contract.as_ref().expect("a contract");
-    assert_eq!(contract.steps[0].kind, SpecKind::Init { value: 128.0 });
+    assert_eq!(
+        contract.steps[0].kind,
+        SpecKind::Init {
+            value: InitValue::Number(128.0)
+        }
+    );
     // A run-time dim is no constant.
     let codes = codes_of(&kernel(
         "contract {\n%n:[64, M].fp32.GL\n%n <- Init<M>()\n%y <- Move(%n)\n}",
     ));
     assert_eq!(codes, [codes::NOT_CONSTANT]);
+}
+
+#[test]
+fn init_index_names_a_mode_of_its_output() {
+    // Each element's row: a position vector, broadcast across the columns.
+    let source = kernel(
+        "contract {
+        %pos:[64].fp32.GL
+        %pos <- Init<index(0)>()
+        %y <- BinaryPointwise<add>(%x, %pos.broadcast(1, M))
+    }",
+    );
+    let program = check("k.gph", &source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let contract = program.kernels[0].contract.as_ref().expect("a contract");
+    assert_eq!(
+        contract.steps[0].kind,
+        SpecKind::Init {
+            value: InitValue::Index(0)
+        }
+    );
+    // A one-mode output has no mode 1.
+    let codes = codes_of(&kernel(
+        "contract {\n%pos:[64].fp32.GL\n%pos <- Init<index(1)>()\n%y <- Move(%x)\n}",
+    ));
+    assert_eq!(codes, [codes::INIT_OUT_OF_RANGE]);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use super::pointwise::{self, PointImpl, PointOp};
 use super::{Family, Matched, Plan, Progress, Reject, Request};
 use super::{expect_counts, expect_operands, expect_packed, expect_scalar};
 use super::{expect_single_access, expect_single_read, expect_thread};
-use crate::ir::{Memory, Scalar, SpecKind};
+use crate::ir::{InitValue, Memory, Scalar, SpecKind};
 use crate::ptx::{Operand, Reg, RegClass, Sm, imm};
 
 /// The forms of a fused multiply-add.
@@ -159,13 +159,19 @@ fn check_fma(request: &Request, ty: FmaType) -> Result<(), Reject> {
     Ok(())
 }
 
-fn check_init(request: &Request) -> Result<(), Reject> {
-    let any = any_memory();
-    expect_operands(request, &[&any], &[], "writes one output and reads nothing")?;
-    expect_thread(request)?;
-    let out = &request.outputs[0];
-    let value = match request.kind {
-        SpecKind::Init { value } => value,
+/// The number an `Init` stores; `Init<index(i)>` has no instruction (it
+/// states a contract's positions; a body computes coordinates from its
+/// indices).
+fn init_number(request: &Request) -> Result<f64, String> {
+    match request.kind {
+        SpecKind::Init {
+            value: InitValue::Number(value),
+        } => Ok(value),
+        SpecKind::Init {
+            value: InitValue::Index(axis),
+        } => Err(format!(
+            "stores a number; `Init<index({axis})>` (each element's coordinate) is for contracts"
+        )),
         SpecKind::Move { .. }
         | SpecKind::MatMul { .. }
         | SpecKind::Unary(_)
@@ -174,8 +180,16 @@ fn check_init(request: &Request) -> Result<(), Reject> {
         | SpecKind::Select(_)
         | SpecKind::Reduction { .. }
         | SpecKind::Shfl { .. }
-        | SpecKind::Generic => 0.0,
-    };
+        | SpecKind::Generic => Err("implements `Init`".to_string()),
+    }
+}
+
+fn check_init(request: &Request) -> Result<(), Reject> {
+    let any = any_memory();
+    expect_operands(request, &[&any], &[], "writes one output and reads nothing")?;
+    expect_thread(request)?;
+    let out = &request.outputs[0];
+    let value = init_number(request).map_err(|reason| Reject::new(Progress::Types, reason))?;
     immediate_bits(value, out.scalar).map_err(|reason| Reject::new(Progress::Types, reason))?;
     if out.memory != Memory::Registers {
         expect_single_access(out)?;
@@ -316,18 +330,8 @@ fn emit_fma(
 
 fn emit_init(lowering: &mut KernelLowering, request: &Request) -> Result<(), LowerError> {
     let out = &request.outputs[0];
-    let value = match request.kind {
-        SpecKind::Init { value } => value,
-        SpecKind::Move { .. }
-        | SpecKind::MatMul { .. }
-        | SpecKind::Unary(_)
-        | SpecKind::Binary(_)
-        | SpecKind::Ternary(_)
-        | SpecKind::Select(_)
-        | SpecKind::Reduction { .. }
-        | SpecKind::Shfl { .. }
-        | SpecKind::Generic => 0.0,
-    };
+    let value = init_number(request)
+        .map_err(|reason| LowerError::unsupported(request.span, reason, "a lowering bug"))?;
     let bits = immediate_bits(value, out.scalar)
         .map_err(|reason| LowerError::unsupported(request.span, reason, "a lowering bug"))?;
     let packed = out.scalar.bytes() == 2;

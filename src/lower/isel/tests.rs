@@ -4,7 +4,7 @@
 use super::*;
 use crate::expr::Expr;
 use crate::index::prove::Prover;
-use crate::ir::{Scalar, View};
+use crate::ir::{InitValue, Scalar, View};
 use crate::lower::group::{GroupInfo, Unit};
 use crate::lower::testing::{col_major, level, tid, ty};
 
@@ -448,11 +448,26 @@ fn pointwise_chooses_packed_pairs_where_the_isa_has_them() {
 
 #[test]
 fn init_writes_registers_of_any_type_and_memory_in_one_store() {
-    let init = SpecKind::Init { value: 1.5 };
+    let init = SpecKind::Init {
+        value: InitValue::Number(1.5),
+    };
     for scalar in [Scalar::Fp32, Scalar::Fp16, Scalar::Bf16] {
         let r = request(init.clone(), Unit::Thread, vec![rf(&[3], scalar)], vec![]);
         assert_eq!(names_of(&r).unwrap(), "mov (Init)");
     }
+    // A coordinate (`Init<index(i)>`, a contract's positions) has no instruction.
+    let index = SpecKind::Init {
+        value: InitValue::Index(0),
+    };
+    let r = request(index, Unit::Thread, vec![rf(&[2], Scalar::Fp32)], vec![]);
+    let no = select(&r).unwrap_err();
+    assert!(
+        no.candidates.iter().any(|c| c
+            .reason
+            .contains("`Init<index(0)>` (each element's coordinate) is for contracts")),
+        "{:?}",
+        no.candidates
+    );
     let r = request(
         init.clone(),
         Unit::Thread,
