@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our fused kernels against PyTorch, timed by benches/harness.py.
 
-Three benchmarks (docs/performance.md, "Fused kernels"), each side checked for
+Six benchmarks (docs/performance.md, "Fused kernels"), each side checked for
 correctness on its first input set before any timing, then timed interleaved
 in this process (harness.compare), back to back and from CUDA graphs:
 
@@ -20,6 +20,15 @@ in this process (harness.compare), back to back and from CUDA graphs:
   tensors, ours (examples/fmha_sm90.gph on compute capability 9.0, and
   examples/fmha.gph, `-D D=<D>`) against `F.scaled_dot_product_attention`
   (no mask); TFLOP/s count 4·B·H·S²·D.
+- `mlp`: 20 layers of y ← relu(y·Wᵢᵀ + bᵢ), hidden 1024, fp16, batch 128 and
+  4096 (`--batch`), ours in one cooperative launch (examples/mlp.gph, its
+  grid as many blocks as the GPU has SMs) against a chain of
+  `torch._addmm_activation` (cuBLASLt's fused epilogue, one call per layer)
+  and eager `relu(y @ W.t() + b)`; W is drawn scaled by √(3/1024).
+- `lstm`: one LSTM time step, hidden and input 1024, batch 64 and 256: the
+  seed's cell relu(X·Wxᵀ + H·Whᵀ + b) (examples/lstm_cell.gph) against eager
+  PyTorch, and the standard cell (examples/lstm.gph, gates i, f, g, o, fp32
+  cell state) against eager PyTorch and `torch._VF.lstm_cell`.
 
 B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py.
 
@@ -268,21 +277,213 @@ def bench_attention(torch, args, folder):
     return rows
 
 
+# (batch, our tile defines): narrow tiles for small batches, the GEMM's for large ones.
+MLP_SHAPES = [(128, []), (4096, ["BM=128", "BN=256", "STAGES=4"])]
+MLP_LAYERS, MLP_HIDDEN = 20, 1024
+
+
+def bench_mlp(torch, args, folder):
+    """A 20-layer MLP, relu(y·Wᵢᵀ + bᵢ), hidden 1024: ours in one launch
+    against a chain of cuBLASLt's fused `torch._addmm_activation` and eager
+    PyTorch, both one call per layer."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        print("mlp: not run (needs compute capability 9.0)")
+        return []
+    rows = []
+    layers, hidden = MLP_LAYERS, MLP_HIDDEN
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = MLP_SHAPES if not args.batch else [s for s in MLP_SHAPES if s[0] == args.batch] or [(args.batch, [])]
+    for batch, defines in shapes:
+        op = load(torch, args, folder, "examples/mlp.gph", "mlp", defines + [f"GRID={sms}", f"LAYERS={layers}", f"HIDDEN={hidden}"])
+        dims = {"M": batch}
+        sets = sets_for(torch, 2 * (layers * hidden * hidden + layers * hidden + 4 * batch * hidden))
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+        scale = (3.0 / hidden) ** 0.5
+
+        def uniform(*shape, s=1.0):
+            return ((torch.rand(shape, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1) * s).half()
+
+        def new_set():
+            x, w, b = uniform(batch, hidden), uniform(layers, hidden, hidden, s=scale), uniform(layers, hidden)
+            y = torch.full((batch, hidden), float("nan"), device="cuda", dtype=torch.float16)
+            t = torch.full((2, batch, hidden), float("nan"), device="cuda", dtype=torch.float16)
+            return x, w, b, y, t
+
+        ours_sets = [new_set() for _ in range(sets)]
+        base_sets = [new_set() for _ in range(sets)]
+        ours = [op.bind({"%X": x, "%W": w, "%b": b, "%Y": y, "%T": t}, dims) for x, w, b, y, t in ours_sets]
+
+        def addmm_chain(x, w, b):
+            y = x
+            for layer in range(layers):
+                y = torch._addmm_activation(b[layer], y, w[layer].t())
+            return y
+
+        def eager_chain(x, w, b):
+            y = x
+            for layer in range(layers):
+                y = torch.relu(y @ w[layer].t() + b[layer])
+            return y
+
+        def reference(x, w, b):
+            y = x.double()
+            for layer in range(layers):
+                y = torch.relu(y @ w[layer].double().t() + b[layer].double()).half().double()
+            return y
+
+        ours[0]()
+        torch.cuda.synchronize()
+        x, w, b, y, _t = ours_sets[0]
+        error, nan = error_of(torch, y, reference(x, w, b))
+        bx, bw, bb, _y, _t = base_sets[0]
+        base_error, _ = error_of(torch, addmm_chain(bx, bw, bb), reference(bx, bw, bb))
+        ok = nan == 0 and error < 1e-2 and base_error < 1e-2
+        print(f"mlp M={batch} ({' '.join(defines) or 'defaults'}): {sets} sets/side, error {error:.1e} (addmm {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        flops = 2 * layers * batch * hidden * hidden
+        extra = {"kernel": "mlp", "m": batch, "layers": layers, "hidden": hidden, "flops": flops, "error": error, "nan": nan, "correct": ok}
+        for name, chain in (("torch._addmm_activation chain", addmm_chain), ("eager relu(y@W.t()+b) chain", eager_chain)):
+            base = [(lambda x=x, w=w, b=b, chain=chain: chain(x, w, b)) for x, w, b, _y, _t in base_sets]
+            row = {"bench": "mlp", **timed(torch, name, ours, base, args, extra)}
+            rows.append(row)
+        ours_ms = harness.summary(rows[-1]["ours_ms"])[0]
+        print(f"  TFLOP/s ours {flops / ours_ms / 1e9:7.1f}")
+        del ours_sets, base_sets, ours
+        torch.cuda.empty_cache()
+    return rows
+
+
+LSTM_BATCHES, LSTM_HIDDEN = [64, 256], 1024
+
+
+def bench_lstm(torch, args, folder):
+    """One LSTM time step, hidden (and input) 1024: the seed's cell
+    relu(X·Wxᵀ + H·Whᵀ + b) (examples/lstm_cell.gph) and the standard cell
+    with gates i, f, g, o (examples/lstm.gph), each in one launch, against
+    PyTorch eager (two GEMMs and the pointwise tail as separate kernels) and,
+    for the standard cell, `torch._VF.lstm_cell` (nn.LSTMCell's fused
+    pointwise kernel after its GEMMs)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        print("lstm: not run (needs compute capability 9.0)")
+        return []
+    rows = []
+    hidden = LSTM_HIDDEN
+    batches = LSTM_BATCHES if not args.batch else [args.batch]
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+
+    def uniform(*shape, dtype=torch.float16):
+        return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=gen) * 2 - 1).to(dtype)
+
+    def nan(*shape, dtype=torch.float16):
+        return torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+
+    for batch in batches:
+        dims = {"B": batch}
+        # The seed's cell.
+        op = load(torch, args, folder, "examples/lstm_cell.gph", "lstm_cell", [f"HIDDEN={hidden}"])
+        sets = sets_for(torch, 2 * (2 * hidden * hidden + 3 * batch * hidden))
+
+        def cell_set():
+            return uniform(batch, hidden), uniform(batch, hidden), uniform(hidden, hidden), uniform(hidden, hidden), uniform(hidden), nan(batch, hidden)
+
+        ours_sets = [cell_set() for _ in range(sets)]
+        base_sets = [cell_set() for _ in range(sets)]
+        ours = [op.bind({"%X": x, "%H": h, "%Wx": wx, "%Wh": wh, "%bias": b, "%Hn": hn}, dims) for x, h, wx, wh, b, hn in ours_sets]
+
+        def cell_eager(x, h, wx, wh, b):
+            return torch.relu(x @ wx.t() + h @ wh.t() + b)
+
+        def cell_reference(x, h, wx, wh, b):
+            return torch.relu(x.double() @ wx.double().t() + h.double() @ wh.double().t() + b.double())
+
+        ours[0]()
+        torch.cuda.synchronize()
+        x, h, wx, wh, b, hn = ours_sets[0]
+        error, bad = error_of(torch, hn, cell_reference(x, h, wx, wh, b))
+        base_error, _ = error_of(torch, cell_eager(*base_sets[0][:5]), cell_reference(*base_sets[0][:5]))
+        ok = bad == 0 and error < 1e-2 and base_error < 1e-2
+        print(f"lstm_cell B={batch}: {sets} sets/side, error {error:.1e} (eager {base_error:.1e}), NaN {bad}: {'ok' if ok else 'FAIL'}")
+        flops = 2 * 2 * batch * hidden * hidden
+        extra = {"kernel": "lstm_cell", "b": batch, "hidden": hidden, "flops": flops, "error": error, "nan": bad, "correct": ok}
+        base = [(lambda s=s: cell_eager(*s[:5])) for s in base_sets]
+        rows.append({"bench": "lstm", **timed(torch, "eager relu(X@Wx.t()+H@Wh.t()+b)", ours, base, args, extra)})
+        del ours_sets, base_sets, ours
+
+        # The standard cell.
+        op = load(torch, args, folder, "examples/lstm.gph", "lstm", [f"HIDDEN={hidden}"])
+        sets = sets_for(torch, 2 * (8 * hidden * hidden + 6 * batch * hidden))
+
+        def lstm_set():
+            return (
+                uniform(batch, hidden), uniform(batch, hidden), uniform(batch, hidden, dtype=torch.float32),
+                uniform(4 * hidden, hidden), uniform(4 * hidden, hidden), uniform(4 * hidden),
+                nan(batch, hidden), nan(batch, hidden, dtype=torch.float32),
+            )
+
+        ours_sets = [lstm_set() for _ in range(sets)]
+        base_sets = [lstm_set() for _ in range(sets)]
+        names = ["%X", "%H", "%C", "%Wx", "%Wh", "%bias", "%Hn", "%Cn"]
+        ours = [op.bind(dict(zip(names, s)), dims) for s in ours_sets]
+
+        def lstm_eager(x, h, c, wx, wh, b):
+            gates = x @ wx.t() + h @ wh.t() + b
+            i, f, g, o = gates.float().chunk(4, dim=1)
+            c2 = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            return (torch.sigmoid(o) * torch.tanh(c2)).half(), c2
+
+        def lstm_fused(x, h, c, wx, wh, b):
+            zero = torch.zeros_like(b)
+            return torch._VF.lstm_cell(x, (h, c.half()), wx, wh, b, zero)
+
+        def lstm_reference(x, h, c, wx, wh, b):
+            gates = x.double() @ wx.double().t() + h.double() @ wh.double().t() + b.double()
+            i, f, g, o = gates.chunk(4, dim=1)
+            c2 = torch.sigmoid(f) * c.double() + torch.sigmoid(i) * torch.tanh(g)
+            return torch.sigmoid(o) * torch.tanh(c2), c2
+
+        ours[0]()
+        torch.cuda.synchronize()
+        s = ours_sets[0]
+        ref_h, ref_c = lstm_reference(*s[:6])
+        error_h, bad_h = error_of(torch, s[6], ref_h)
+        error_c, bad_c = error_of(torch, s[7], ref_c)
+        base_h, _ = lstm_eager(*base_sets[0][:6])
+        base_error, _ = error_of(torch, base_h, lstm_reference(*base_sets[0][:6])[0])
+        error, bad = max(error_h, error_c), bad_h + bad_c
+        ok = bad == 0 and error < 1e-2 and base_error < 1e-2
+        print(f"lstm B={batch}: {sets} sets/side, error H' {error_h:.1e} C' {error_c:.1e} (eager {base_error:.1e}), NaN {bad}: {'ok' if ok else 'FAIL'}")
+        flops = 2 * 2 * batch * hidden * 4 * hidden
+        extra = {"kernel": "lstm", "b": batch, "hidden": hidden, "flops": flops, "error": error, "nan": bad, "correct": ok}
+        for name, cell in (("eager LSTM cell (fp32 tail)", lstm_eager), ("torch._VF.lstm_cell", lstm_fused)):
+            base = [(lambda s=s, cell=cell: cell(*s[:6])) for s in base_sets]
+            rows.append({"bench": "lstm", **timed(torch, name, ours, base, args, extra)})
+        del ours_sets, base_sets, ours
+        torch.cuda.empty_cache()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax, attention (default: all)")
+    parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax, attention, mlp, lstm (default: all)")
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
     parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_sm90,fmha)")
     parser.add_argument("--attention", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="BxHxSxD for attention")
+    parser.add_argument("--batch", type=int, help="mlp, lstm: only this batch")
     harness.add_run_arguments(parser)
     args = parser.parse_args()
 
     torch, facts = harness.start("fused_vs_torch.py", args)
     print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
     print(f"# {args.pairs} interleaved pairs of {args.launches} back-to-back launches; ratio = baseline time / ours")
-    benches = {"gemm": bench_gemm, "layernorm": bench_layernorm, "softmax": bench_softmax, "attention": bench_attention}
+    benches = {
+        "gemm": bench_gemm,
+        "layernorm": bench_layernorm,
+        "softmax": bench_softmax,
+        "attention": bench_attention,
+        "mlp": bench_mlp,
+        "lstm": bench_lstm,
+    }
     chosen = args.benches or list(benches)
     unknown = [b for b in chosen if b not in benches]
     if unknown:

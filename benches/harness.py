@@ -150,6 +150,24 @@ class Kernel:
             elif value < 1:
                 raise ValueError(f"{requirement['value']} = {value} is not at least 1")
 
+    def check_co_resident(self, grid, block, shared):
+        """A kernel with a grid barrier needs all its blocks resident at once."""
+        per_sm = ctypes.c_int()
+        threads = block[0] * block[1] * block[2]
+        self.driver.check(
+            self.driver.lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                ctypes.byref(per_sm), self.function, threads, ctypes.c_size_t(shared)
+            ),
+            "asking the occupancy",
+        )
+        sms = self.torch.cuda.get_device_properties(0).multi_processor_count
+        blocks = grid[0] * grid[1] * grid[2]
+        if blocks > per_sm.value * sms:
+            raise ValueError(
+                f"{self.entry['name']}: its grid barrier needs all {blocks} blocks resident at once, "
+                f"but the device holds {per_sm.value} per SM x {sms} SMs"
+            )
+
     def bind(self, tensors, dims):
         """A launch of the kernel on `tensors` (parameter name → tensor) with
         `dims`: a function that launches it on PyTorch's current stream."""
@@ -170,10 +188,16 @@ class Kernel:
         block = [evaluate(b, dims) for b in self.entry["block"]]
         shared = self.entry["dynamic_shared_bytes"]
         lib, function, torch = self.driver.lib, self.function, self.torch
+        cooperative = self.entry.get("cooperative", False)
+        if cooperative:
+            self.check_co_resident(grid, block, shared)
 
         def launch():
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            result = lib.cuLaunchKernel(function, *grid, *block, shared, stream, pointers, None)
+            if cooperative:
+                result = lib.cuLaunchCooperativeKernel(function, *grid, *block, shared, stream, pointers)
+            else:
+                result = lib.cuLaunchKernel(function, *grid, *block, shared, stream, pointers, None)
             if result:
                 self.driver.check(result, "launching")
 

@@ -356,6 +356,42 @@ impl AsyncQueue {
     }
 }
 
+/// Which threads a barrier waits for.
+///
+/// Rule: `sync` waits for every thread of the block (`bar.sync 0`);
+/// `grid_sync` waits for every thread of every block of the launch, and
+/// makes each block's global writes before it visible to every block after
+/// it. A kernel holding a `grid_sync` is launched cooperatively: all its
+/// blocks must be resident at once (docs/language.md §4).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BarrierScope {
+    /// `sync`: the block.
+    Block,
+    /// `grid_sync`: the whole grid.
+    Grid,
+}
+
+impl BarrierScope {
+    /// Both scopes, in keyword order.
+    pub const ALL: [BarrierScope; 2] = [BarrierScope::Block, BarrierScope::Grid];
+
+    /// The statement's keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            BarrierScope::Block => "sync",
+            BarrierScope::Grid => "grid_sync",
+        }
+    }
+
+    /// Whom it waits for, in words.
+    pub fn waits_for(self) -> &'static str {
+        match self {
+            BarrierScope::Block => "every thread of the block",
+            BarrierScope::Grid => "every thread of every block of the launch",
+        }
+    }
+}
+
 /// Each word prints as the language writes it, so a format string can hold
 /// it directly (`{scalar}.{memory}`).
 macro_rules! display_by_name {

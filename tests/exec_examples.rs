@@ -298,3 +298,14 @@ fn shifting_a_load_index_is_a_wrong_result() {
     assert!(!run.report.passed(), "{}", run.line());
     assert!(run.line().starts_with("FAIL"), "{}", run.line());
 }
+
+/// Without its `grid_sync`, the MLP's blocks read activations that other
+/// blocks have not written yet (the executor runs the blocks one after
+/// another, as a GPU may): the output is wrong.
+#[test]
+fn removing_the_grid_sync_is_a_wrong_result() {
+    let text = example("mlp.gph");
+    let runs = run_all("mlp.gph", &without(&text, "grid_sync"));
+    assert!(runs.iter().all(|(_, run)| !run.report.passed()));
+    assert!(runs[0].1.line().starts_with("FAIL"), "{}", runs[0].1.line());
+}

@@ -273,3 +273,71 @@ fn with_annotate_a_finding_names_the_gph_line() {
     assert!(run.line().starts_with("FAIL"), "{}", run.line());
     assert!(race.to_string().contains(&format!("(.gph line {number}:")));
 }
+
+/// A grid barrier runs with every block in flight at once: each block's
+/// writes before `grid_sync` are read by another block after it. The same
+/// PTX with the arrival (`atom`) removed leaves every block polling a
+/// counter no block changes: the executor reports the deadlock instead of
+/// spinning forever.
+#[test]
+fn a_grid_barrier_runs_every_block_and_a_missing_arrival_is_a_deadlock() {
+    let source = "kernel shift {
+        %x:[64, 4].fp32.GL
+        %t:[64, 4].fp32.GL
+        %y:[64, 4].fp32.GL
+        #b:[4].block
+        #t:[64].thread
+        %y <- Spec<<<#b, #t>>>(%x) {
+            @g = #b.indices()
+            @i = #t.indices()
+            #one:[].block = #b.scalar()
+            #me:[].thread = #t.scalar()
+            %v:[1].fp32.RF
+            %v <- Move<<<#one, #me>>>(%x[@i, @g])
+            %t[@i, @g] <- Move<<<#one, #me>>>(%v)
+            grid_sync
+            %w:[1].fp32.RF
+            %w <- Move<<<#one, #me>>>(%t[@i, (@g + 1) % 4])
+            %y[@i, @g] <- Move<<<#one, #me>>>(%w)
+        }
+    }";
+    let compiled = compile::compile("shift.gph", source, &Options::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    assert!(
+        compiled
+            .text
+            .contains(".global .align 4 .b8 shift_grid_barrier[4];")
+    );
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let args = || {
+        [
+            Arg::Buffer(floats(x.iter().copied())),
+            Arg::Buffer(vec![0; 1024]),
+            Arg::Buffer(vec![0; 1024]),
+        ]
+    };
+    let run = exec::run_kernel(&compiled.text, "shift", 4, 64, 0, &args()).expect("runs");
+    assert!(run.findings.is_empty(), "{:#?}", run.findings);
+    let y = as_floats(&run.outputs[2]);
+    for g in 0..4 {
+        for i in 0..64 {
+            assert_eq!(
+                y[g * 64 + i],
+                x[(g + 1) % 4 * 64 + i],
+                "block {g}, thread {i}"
+            );
+        }
+    }
+    assert_eq!(run.outputs.len(), 3, "the counter is no output");
+
+    let without_arrival: String = compiled
+        .text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("atom."))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let error = exec::run_kernel(&without_arrival, "shift", 4, 64, 0, &args())
+        .expect_err("a barrier nobody arrives at never opens");
+    assert!(matches!(error, exec::ExecError::Deadlock { .. }), "{error}");
+    assert!(error.to_string().contains("blocks 0, 1, 2, 3"), "{error}");
+}

@@ -24,6 +24,7 @@ struct Kernel<'c> {
     output: Reg,
     shared: Symbol,
     shared_base: Reg,
+    counter: Symbol,
     param: Symbol,
     next_load: i64,
     next_store: i64,
@@ -35,6 +36,9 @@ impl<'c> Kernel<'c> {
         let param_in = builder.param("input", ParamType::U64).unwrap();
         let param_out = builder.param("output", ParamType::U64).unwrap();
         let shared = builder.shared_array("tile", 2048, None).unwrap();
+        let counter = builder
+            .global_variable(&format!("{name}_counter"), 4, 4)
+            .unwrap();
         let raw_in = builder.reg(RegClass::B64);
         let raw_out = builder.reg(RegClass::B64);
         let input = builder.reg(RegClass::B64);
@@ -87,6 +91,7 @@ impl<'c> Kernel<'c> {
             output,
             shared,
             shared_base,
+            counter,
             param: param_in,
             next_load: 0,
             next_store: 0,
@@ -153,6 +158,7 @@ impl<'c> Kernel<'c> {
             SlotKind::SharedAddress => self.shared_base.at(256).into(),
             SlotKind::ParamAddress => self.param.at(0).into(),
             SlotKind::SharedSymbol => (&self.shared).into(),
+            SlotKind::GlobalSymbol => (&self.counter).into(),
         }
     }
 

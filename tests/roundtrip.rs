@@ -416,7 +416,7 @@ fn simple_stmt_unboxed() -> impl Strategy<Value = StmtKind> {
                 },
             })
         }),
-        Just(StmtKind::Sync),
+        prop::sample::select(BarrierScope::ALL.to_vec()).prop_map(StmtKind::Sync),
         prop::sample::select(AsyncQueue::ALL.to_vec()).prop_map(StmtKind::Commit),
         (prop::sample::select(AsyncQueue::ALL.to_vec()), int_expr())
             .prop_map(|(queue, count)| StmtKind::Wait(queue, count)),

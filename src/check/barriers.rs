@@ -12,10 +12,14 @@
 //! This is a rule on the program's text, decided without the dims' values:
 //! a condition that names the thread id but happens to hold for every
 //! thread is rejected too, and is better written without it.
+//!
+//! A `grid_sync` waits for every thread of every block: it must not be
+//! under a condition or loop bound that names the thread id or the block
+//! id (a block that skips it leaves the grid waiting).
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
-use crate::ir::{Kernel, Stmt};
+use crate::ir::{BarrierScope, Kernel, Stmt};
 
 use super::blockwide::is_block_reduction;
 use super::codes;
@@ -25,7 +29,7 @@ use super::enumerate::cond_names;
 pub(super) fn check_barriers(kernel: &Kernel) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     if let Some(body) = &kernel.root.body {
-        walk(body, None, &mut found);
+        walk(body, Divergence::default(), &mut found);
     }
     found
 }
@@ -34,16 +38,44 @@ fn names_thread(expr: &Expr) -> bool {
     expr.vars().contains(&Var::ThreadId)
 }
 
-/// `divergent`: the innermost enclosing statement whose condition or bounds
-/// name the thread id, with what it is.
-fn walk(stmts: &[Stmt], divergent: Option<(Span, &'static str)>, found: &mut Vec<Diagnostic>) {
+fn names_block(expr: &Expr) -> bool {
+    let vars = expr.vars();
+    vars.contains(&Var::ThreadId) || vars.contains(&Var::BlockId)
+}
+
+/// The innermost enclosing statement whose condition or bounds name the
+/// thread id (`thread`), or the thread or block id (`grid`), with what it
+/// is: a `sync` must not be under the first, a `grid_sync` under neither.
+#[derive(Clone, Copy, Default)]
+struct Divergence {
+    thread: Option<(Span, &'static str)>,
+    grid: Option<(Span, &'static str)>,
+}
+
+impl Divergence {
+    fn inside(
+        self,
+        span: Span,
+        names: impl Fn(&dyn Fn(&Expr) -> bool) -> bool,
+        what: [&'static str; 2],
+    ) -> Self {
+        Divergence {
+            thread: names(&names_thread)
+                .then_some((span, what[0]))
+                .or(self.thread),
+            grid: names(&names_block).then_some((span, what[1])).or(self.grid),
+        }
+    }
+}
+
+fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
     for stmt in stmts {
         match stmt {
             Stmt::Spec(spec) => {
                 if let Some(body) = &spec.body {
                     walk(body, divergent, found);
                 }
-                if let Some(around) = divergent.filter(|_| is_block_reduction(spec)) {
+                if let Some(around) = divergent.thread.filter(|_| is_block_reduction(spec)) {
                     found.push(divergent_barrier(
                         "a block `Reduction` where some threads of the block may not reach it",
                         spec.span,
@@ -55,28 +87,48 @@ fn walk(stmts: &[Stmt], divergent: Option<(Span, &'static str)>, found: &mut Vec
                 }
             }
             Stmt::For(for_stmt) => {
-                let here = [&for_stmt.lo, &for_stmt.hi, &for_stmt.step]
-                    .into_iter()
-                    .any(names_thread)
-                    .then_some((for_stmt.span, "a loop whose bounds depend on the thread id"));
-                walk(&for_stmt.body, here.or(divergent), found);
+                let bounds = [&for_stmt.lo, &for_stmt.hi, &for_stmt.step];
+                let here = divergent.inside(
+                    for_stmt.span,
+                    |names| bounds.iter().any(|bound| names(bound)),
+                    [
+                        "a loop whose bounds depend on the thread id",
+                        "a loop whose bounds depend on the thread or block id",
+                    ],
+                );
+                walk(&for_stmt.body, here, found);
             }
             Stmt::If(if_stmt) => {
-                let here = cond_names(&if_stmt.cond, &names_thread).then_some((
+                let here = divergent.inside(
                     if_stmt.span,
-                    "an `if` whose condition depends on the thread id",
-                ));
-                walk(&if_stmt.then_body, here.or(divergent), found);
-                walk(&if_stmt.else_body, here.or(divergent), found);
+                    |names| cond_names(&if_stmt.cond, names),
+                    [
+                        "an `if` whose condition depends on the thread id",
+                        "an `if` whose condition depends on the thread or block id",
+                    ],
+                );
+                walk(&if_stmt.then_body, here, found);
+                walk(&if_stmt.else_body, here, found);
             }
-            Stmt::Sync(span) => {
-                if let Some(around) = divergent {
+            Stmt::Sync { scope, span } => {
+                let around = match scope {
+                    BarrierScope::Block => divergent.thread,
+                    BarrierScope::Grid => divergent.grid,
+                };
+                if let Some(around) = around {
+                    let keyword = scope.keyword();
+                    let who = match scope {
+                        BarrierScope::Block => "threads of the block",
+                        BarrierScope::Grid => "blocks of the grid",
+                    };
                     found.push(divergent_barrier(
-                        "`sync` where some threads of the block may not reach it",
+                        &format!("`{keyword}` where some {who} may not reach it"),
                         *span,
-                        "a barrier for every thread of the block",
+                        &format!("a barrier for {}", scope.waits_for()),
                         around,
-                        "move the `sync` out of the condition, where every thread reaches it",
+                        &format!(
+                            "move the `{keyword}` out of the condition, where every thread reaches it"
+                        ),
                     ));
                 }
             }
@@ -98,7 +150,7 @@ fn divergent_barrier(
         .with_label(label)
         .with_secondary(around, format!("inside {what}"))
         .with_note(
-            "`bar.sync` waits for all the threads of the block: \
+            "a barrier waits for all the threads it names: \
              threads that skip it leave the others waiting (a deadlock)",
         )
         .with_help(help)

@@ -216,7 +216,8 @@ impl Checker {
                 Binding::Index(None)
                 | Binding::Tensor(_)
                 | Binding::Group(_)
-                | Binding::Loop(_) => None,
+                | Binding::Loop(_)
+                | Binding::Unrolled(_) => None,
             })
             .filter(|(value, _)| value.contains(' ') || value.contains('%'))
             .collect();

@@ -7,12 +7,15 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, BufferId, BufferKind, GroupKind, Level, Memory};
 use crate::layout::Tuple;
-use crate::syntax::ast::{self, Block, StmtKind};
+use crate::syntax::ast::{self, Block, ForLoop, StmtKind};
 
 use super::codes;
-use super::env::{Checked, Checker, GroupVal, Origin};
+use super::env::{Binding, Checked, Checker, GroupVal, Namespace, Origin};
 
-const CONTRACT_HELP: &str = "a contract holds tensor declarations (`%t:[M, N].fp32.GL`) and built-in specs without launch groups or bodies (`%t <- MatMul<overwrite>(%a, %b)`)";
+const CONTRACT_HELP: &str = "a contract holds tensor declarations (`%t:[M, N].fp32.GL`), built-in specs without launch groups or bodies (`%t <- MatMul<overwrite>(%a, %b)`) and `for` loops of constant bounds around them";
+
+/// The most steps a contract's loops may unroll into.
+const MAX_CONTRACT_STEPS: usize = 1 << 12;
 
 /// A group of one element: the contract's steps run on no threads, and the
 /// rules that count elements per instance then count whole tensors.
@@ -32,9 +35,9 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Tensor(_) | StmtKind::Spec(_) => None,
         StmtKind::Group(_) => Some("a thread group"),
         StmtKind::Indices(_) => Some("indices"),
-        StmtKind::For(_) => Some("a `for` loop"),
+        StmtKind::For(_) => None,
         StmtKind::If(_) => Some("an `if`"),
-        StmtKind::Sync => Some("`sync`"),
+        StmtKind::Sync(_) => Some("a barrier"),
         StmtKind::Commit(_) => Some("a commit"),
         StmtKind::Wait(..) => Some("a wait"),
         StmtKind::Contract(_) => Some("a nested `contract`"),
@@ -87,15 +90,26 @@ impl Checker {
         self.push_scope();
         self.in_contract = true;
         let mut steps = Vec::new();
+        self.contract_stmts(block, &mut steps);
+        self.in_contract = false;
+        self.pop_scope();
+        let steps: Checked<Vec<ir::SpecStmt>> = steps.into_iter().collect();
+        let steps = steps.ok()?;
+        self.temporaries_written_before_read(&steps);
+        Some(ir::Contract { steps, span })
+    }
+
+    /// The statements of a contract block (or of a loop's body in it).
+    fn contract_stmts(&mut self, block: &Block, steps: &mut Vec<Checked<ir::SpecStmt>>) {
         for stmt in &block.stmts {
             match &stmt.kind {
                 StmtKind::Tensor(def) => self.tensor_def(def),
                 StmtKind::Spec(spec) => steps.push(self.contract_step(spec, stmt.span)),
+                StmtKind::For(each) => self.contract_loop(each, steps),
                 StmtKind::Group(_)
                 | StmtKind::Indices(_)
-                | StmtKind::For(_)
                 | StmtKind::If(_)
-                | StmtKind::Sync
+                | StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
                 | StmtKind::Contract(_)
@@ -113,12 +127,56 @@ impl Checker {
                 }
             }
         }
-        self.in_contract = false;
-        self.pop_scope();
-        let steps: Checked<Vec<ir::SpecStmt>> = steps.into_iter().collect();
-        let steps = steps.ok()?;
-        self.temporaries_written_before_read(&steps);
-        Some(ir::Contract { steps, span })
+    }
+
+    /// `for (l = 0; l < L; l += 1) { … }` in a contract: the body once per
+    /// value, with the variable a constant in each copy (the steps of a
+    /// 20-layer network, `%W[l]` naming layer l's weights). The bounds and
+    /// step are compile-time constants; a body that fails is reported once.
+    fn contract_loop(&mut self, each: &ForLoop, steps: &mut Vec<Checked<ir::SpecStmt>>) {
+        const WHAT: &str = "the bounds of a contract's loop";
+        let lo = self.constant(&each.init, WHAT);
+        let hi = self.constant(&each.bound, WHAT);
+        let step = self.constant(&each.step, WHAT);
+        let (Ok(lo), Ok(hi), Ok(step)) = (lo, hi, step) else {
+            return;
+        };
+        if step < 1 {
+            self.report(
+                Diagnostic::error(
+                    codes::LOOP_STEP,
+                    format!("a loop step of {step}"),
+                    each.step.span,
+                )
+                .with_label("the step must be positive")
+                .with_help("count upward, e.g. `l += 1`"),
+            );
+            return;
+        }
+        let mut value = lo;
+        while value < hi {
+            if steps.len() > MAX_CONTRACT_STEPS {
+                self.report(
+                    Diagnostic::error(
+                        codes::CONTRACT_FORM,
+                        format!("a contract of more than {MAX_CONTRACT_STEPS} steps"),
+                        each.bound.span,
+                    )
+                    .with_label("this loop unrolls into too many steps")
+                    .with_help("state the contract over fewer, larger steps"),
+                );
+                return;
+            }
+            let reported = self.diags.len();
+            self.push_scope();
+            self.define(Namespace::Ident, &each.var, Binding::Unrolled(value), false);
+            self.contract_stmts(&each.body, steps);
+            self.pop_scope();
+            if self.diags.len() > reported {
+                return;
+            }
+            value += step;
+        }
     }
 
     /// One step: a built-in kind over whole global tensors, without launch

@@ -355,7 +355,7 @@ impl<'k, 'o> Walk<'k, 'o> {
                         self.stmts(&if_stmt.else_body, &otherwise)?;
                     }
                 }
-                Stmt::Sync(_) => self.observer.barrier(),
+                Stmt::Sync { .. } => self.observer.barrier(),
                 Stmt::Commit { .. } | Stmt::Wait { .. } => {}
             }
         }
@@ -537,7 +537,7 @@ fn writes_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> bool 
             writes_followed(&if_stmt.then_body, followed)
                 || writes_followed(&if_stmt.else_body, followed)
         }
-        Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }
 
@@ -557,7 +557,7 @@ fn overwrites_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> b
             overwrites_followed(&if_stmt.then_body, followed)
                 || overwrites_followed(&if_stmt.else_body, followed)
         }
-        Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }
 
@@ -569,7 +569,7 @@ fn has_sync(stmts: &[Stmt]) -> bool {
         },
         Stmt::For(for_stmt) => has_sync(&for_stmt.body),
         Stmt::If(if_stmt) => has_sync(&if_stmt.then_body) || has_sync(&if_stmt.else_body),
-        Stmt::Sync(_) => true,
+        Stmt::Sync { .. } => true,
         Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }
@@ -601,7 +601,7 @@ fn mentions_loop(stmts: &[Stmt], var: u32, followed: &dyn Fn(BufferId) -> bool) 
                 || mentions_loop(&if_stmt.then_body, var, followed)
                 || mentions_loop(&if_stmt.else_body, var, followed)
         }
-        Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }
 

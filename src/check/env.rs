@@ -101,6 +101,9 @@ pub(crate) enum Binding {
     Index(Option<Expr>),
     /// A loop variable, by its number in the kernel.
     Loop(u32),
+    /// A contract loop's variable in one unrolled copy of its body: a
+    /// constant there.
+    Unrolled(i64),
 }
 
 /// A name's definition in a scope.
@@ -281,7 +284,7 @@ impl Checker {
                     }
                 }
                 StmtKind::Contract(block) => self.scan_definitions(block),
-                StmtKind::Sync
+                StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
                 | StmtKind::Require(_) => {}
@@ -342,12 +345,16 @@ impl Checker {
     /// An identifier's meaning: a visible loop variable, else a constant,
     /// else a known symbolic dimension.
     pub(crate) fn find_ident(&self, name: &str) -> Option<Ident> {
-        if let Some(Entry {
-            binding: Binding::Loop(id),
-            ..
-        }) = self.find(Namespace::Ident, name)
-        {
-            return Some(Ident::Loop(*id));
+        match self.find(Namespace::Ident, name) {
+            Some(Entry {
+                binding: Binding::Loop(id),
+                ..
+            }) => return Some(Ident::Loop(*id)),
+            Some(Entry {
+                binding: Binding::Unrolled(value),
+                ..
+            }) => return Some(Ident::Const(Some(*value))),
+            Some(_) | None => {}
         }
         if let Some(entry) = self.consts.get(name) {
             return Some(Ident::Const(entry.value));

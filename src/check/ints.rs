@@ -40,7 +40,8 @@ impl Checker {
                     crate::check::env::Binding::Index(None)
                     | crate::check::env::Binding::Tensor(_)
                     | crate::check::env::Binding::Group(_)
-                    | crate::check::env::Binding::Loop(_) => Err(Poisoned),
+                    | crate::check::env::Binding::Loop(_)
+                    | crate::check::env::Binding::Unrolled(_) => Err(Poisoned),
                 },
                 IntContext::Type => Err(self.fail(
                     Diagnostic::error(

@@ -193,7 +193,7 @@ impl Walk<'_> {
                 pending.groups.drain(..pending.groups.len() - keep);
                 pending
             }
-            Stmt::Sync(_)
+            Stmt::Sync { .. }
             | Stmt::Commit {
                 queue: AsyncQueue::Copies,
                 ..

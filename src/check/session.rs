@@ -184,7 +184,7 @@ impl Session {
     pub fn tensor(&self, name: &str) -> Option<&ir::View> {
         match &self.checker.find(Namespace::Tensor, name)?.binding {
             Binding::Tensor(view) => view.as_ref(),
-            Binding::Group(_) | Binding::Index(_) | Binding::Loop(_) => None,
+            Binding::Group(_) | Binding::Index(_) | Binding::Loop(_) | Binding::Unrolled(_) => None,
         }
     }
 
@@ -193,7 +193,9 @@ impl Session {
     pub fn group(&self, name: &str) -> Option<&ir::GroupType> {
         match &self.checker.find(Namespace::Group, name)?.binding {
             Binding::Group(group) => group.as_ref().map(|g| &g.ty),
-            Binding::Tensor(_) | Binding::Index(_) | Binding::Loop(_) => None,
+            Binding::Tensor(_) | Binding::Index(_) | Binding::Loop(_) | Binding::Unrolled(_) => {
+                None
+            }
         }
     }
 
@@ -201,7 +203,9 @@ impl Session {
     pub fn index(&self, name: &str) -> Option<&Expr> {
         match &self.checker.find(Namespace::Index, name)?.binding {
             Binding::Index(expr) => expr.as_ref(),
-            Binding::Tensor(_) | Binding::Group(_) | Binding::Loop(_) => None,
+            Binding::Tensor(_) | Binding::Group(_) | Binding::Loop(_) | Binding::Unrolled(_) => {
+                None
+            }
         }
     }
 
@@ -269,7 +273,10 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
                     .filter_map(|name| {
                         let expr = match &checker.find(Namespace::Index, &name)?.binding {
                             Binding::Index(expr) => expr.clone()?,
-                            Binding::Tensor(_) | Binding::Group(_) | Binding::Loop(_) => {
+                            Binding::Tensor(_)
+                            | Binding::Group(_)
+                            | Binding::Loop(_)
+                            | Binding::Unrolled(_) => {
                                 return None;
                             }
                         };
@@ -281,7 +288,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         StmtKind::Spec(_)
         | StmtKind::For(_)
         | StmtKind::If(_)
-        | StmtKind::Sync
+        | StmtKind::Sync(_)
         | StmtKind::Commit(_)
         | StmtKind::Wait(..)
         | StmtKind::Contract(_)

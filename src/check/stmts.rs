@@ -8,7 +8,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
 use crate::ir::{self, NamedSpan};
 use crate::syntax::ast::{
-    self, AsyncQueue, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
+    self, AsyncQueue, BarrierScope, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
 };
 
 use super::codes;
@@ -21,7 +21,8 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
     match kind {
         StmtKind::For(_) => Some("`for`"),
         StmtKind::If(_) => Some("`if`"),
-        StmtKind::Sync => Some("`sync`"),
+        StmtKind::Sync(BarrierScope::Block) => Some("`sync`"),
+        StmtKind::Sync(BarrierScope::Grid) => Some("`grid_sync`"),
         StmtKind::Commit(AsyncQueue::Copies) => Some("`async_commit`"),
         StmtKind::Commit(AsyncQueue::Mma) => Some("`mma_commit`"),
         StmtKind::Wait(AsyncQueue::Copies, _) => Some("`async_wait`"),
@@ -130,7 +131,7 @@ impl Checker {
             StmtKind::Require(cond) => self.require_stmt(cond),
             StmtKind::For(_)
             | StmtKind::If(_)
-            | StmtKind::Sync
+            | StmtKind::Sync(_)
             | StmtKind::Commit(_)
             | StmtKind::Wait(..) => {
                 let what = control_name(&stmt.kind).unwrap_or("this statement");
@@ -173,7 +174,10 @@ impl Checker {
             StmtKind::Spec(spec) => self.spec(spec, stmt.span, false).ok().map(ir::Stmt::Spec),
             StmtKind::For(for_loop) => self.for_loop(for_loop, stmt.span),
             StmtKind::If(if_stmt) => self.if_stmt(if_stmt, stmt.span),
-            StmtKind::Sync => Some(ir::Stmt::Sync(stmt.span)),
+            StmtKind::Sync(scope) => Some(ir::Stmt::Sync {
+                scope: *scope,
+                span: stmt.span,
+            }),
             StmtKind::Commit(queue) => Some(ir::Stmt::Commit {
                 queue: *queue,
                 span: stmt.span,

@@ -74,14 +74,16 @@ impl Checker {
                 Binding::Tensor(None)
                 | Binding::Group(_)
                 | Binding::Index(_)
-                | Binding::Loop(_) => Err(Poisoned),
+                | Binding::Loop(_)
+                | Binding::Unrolled(_) => Err(Poisoned),
             },
             ExprKind::Group(name) => match self.lookup(Namespace::Group, name)? {
                 Binding::Group(Some(group)) => Ok(Value::Group(group)),
                 Binding::Group(None)
                 | Binding::Tensor(_)
                 | Binding::Index(_)
-                | Binding::Loop(_) => Err(Poisoned),
+                | Binding::Loop(_)
+                | Binding::Unrolled(_) => Err(Poisoned),
             },
             ExprKind::Allocate => Err(self.fail(
                 Diagnostic::error(

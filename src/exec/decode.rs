@@ -223,9 +223,18 @@ pub enum Op {
     WgmmaCommit,
     WgmmaWait(u32),
     FenceProxyAsync,
-    /// `membar.cta`: the executor runs each thread's accesses in order
-    /// already, so it only has to be known.
-    MembarCta,
+    /// `membar.cta`, `membar.gl`, `fence.acq_rel.gpu`: the executor runs
+    /// each thread's accesses in order and keeps one memory, so it only has
+    /// to be known.
+    Fence,
+    /// `ld.acquire.gpu.global` (or `.relaxed`, `.volatile`): a load that
+    /// polls memory another block writes — a grid barrier's spin. The
+    /// thread waits after it until the other blocks have run, so that the
+    /// value it polls can change.
+    Poll(Ty),
+    /// `atom.global.add` (any ordering and scope): the old value to the
+    /// destination, the sum to memory.
+    AtomAdd(Ty),
     Shfl(ShflMode),
     Bar,
     Bra,
@@ -321,6 +330,12 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
     let has = |word: &str| parts.contains(&word);
     let op = match head {
         "mov" => last_ty(&parts).map(Op::Mov),
+        "ld" if has("global") && (has("acquire") || has("relaxed") || has("volatile")) => {
+            last_ty(&parts).map(Op::Poll)
+        }
+        "atom" if has("global") && has("add") => last_ty(&parts)
+            .filter(|ty| matches!(ty, Ty::U32 | Ty::S32 | Ty::B32))
+            .map(Op::AtomAdd),
         "ld" | "st" => {
             let space = if has("param") {
                 Space::Param
@@ -435,7 +450,8 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "fence" if parts.get(1) == Some(&"proxy") && parts.get(2) == Some(&"async") => {
             Some(Op::FenceProxyAsync)
         }
-        "membar" if parts.get(1) == Some(&"cta") => Some(Op::MembarCta),
+        "membar" if matches!(parts.get(1), Some(&"cta" | &"gl")) => Some(Op::Fence),
+        "fence" if matches!(parts.get(1), Some(&"acq_rel" | &"sc")) => Some(Op::Fence),
         "shfl" if has("sync") && last_ty(&parts) == Some(Ty::B32) => {
             let mode = match parts.get(2).copied() {
                 Some("up") => Some(ShflMode::Up),

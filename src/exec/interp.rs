@@ -3,6 +3,13 @@
 //! lowest program counter executed together (every thread has its own pc,
 //! so divergent branches just run apart and meet again). Warp-wide
 //! instructions need every lane they name at the same instruction.
+//!
+//! A kernel that polls global memory (a grid barrier's acquire loads) has
+//! every block in flight at once, as a cooperative launch has: a block runs
+//! until each of its threads is exited, at a barrier or polling, and then
+//! the next block runs; a polling thread goes on when its block's turn
+//! comes again. A round of every block in which nothing was written to
+//! global memory and no block finished is a deadlock, reported as such.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -24,6 +31,11 @@ pub(super) struct Kernel<'e> {
     pub shared_offsets: HashMap<String, u32>,
     /// Static plus dynamic shared memory, bytes.
     pub shared_size: usize,
+    /// Module `.global` variable name → its address.
+    pub global_addresses: HashMap<String, u64>,
+    /// Whether a thread may poll another block's writes: every block is
+    /// then in flight at once.
+    pub polls: bool,
 }
 
 /// Where a thread stands.
@@ -31,7 +43,18 @@ pub(super) struct Kernel<'e> {
 pub(super) enum State {
     Running,
     AtBarrier,
+    /// After a polled load: waits for the other blocks to run.
+    Polling,
     Exited,
+}
+
+/// How a block's turn ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Turn {
+    /// Every thread exited.
+    Finished,
+    /// Some thread polls memory that only another block can change.
+    Polling,
 }
 
 /// A `cp.async` in flight: its bytes, read at issue, and where they land.
@@ -54,6 +77,7 @@ pub(super) struct Thread {
 }
 
 /// The state of a launch shared by its blocks.
+#[derive(Default)]
 pub(super) struct Run {
     pub globals: Globals,
     /// Each parameter's value (a buffer's address, or the scalar).
@@ -62,6 +86,9 @@ pub(super) struct Run {
     /// pc → (worst degree, executions).
     pub banks: BTreeMap<usize, (u32, u64)>,
     pub steps: u64,
+    /// Global stores and atomics so far: a round of polling blocks that
+    /// changes nothing is a deadlock.
+    pub global_writes: u64,
 }
 
 /// One block in flight.
@@ -77,14 +104,19 @@ pub(super) struct Block<'k, 'e> {
     pub pending: Vec<bool>,
     pub shared: Shared,
     pub epoch: u32,
-    pub run: &'k mut Run,
+    /// The launch's shared state, lent to the block for its turn.
+    pub run: Run,
 }
 
 fn align_up(value: u32, align: u32) -> u32 {
     value.div_ceil(align.max(1)) * align.max(1)
 }
 
-fn prepare<'e>(entry: &'e Entry, dynamic_shared: u32) -> Result<Kernel<'e>, ExecError> {
+fn prepare<'e>(
+    entry: &'e Entry,
+    dynamic_shared: u32,
+    first_global: usize,
+) -> Result<Kernel<'e>, ExecError> {
     let ops = entry
         .body
         .iter()
@@ -114,12 +146,21 @@ fn prepare<'e>(entry: &'e Entry, dynamic_shared: u32) -> Result<Kernel<'e>, Exec
     for decl in entry.shared.iter().filter(|d| d.bytes.is_none()) {
         shared_offsets.insert(decl.name.clone(), dynamic_at);
     }
+    let global_addresses = entry
+        .globals
+        .iter()
+        .enumerate()
+        .map(|(i, decl)| (decl.name.clone(), Globals::base(first_global + i)))
+        .collect();
+    let polls = ops.iter().any(|op| matches!(op, Op::Poll(_)));
     Ok(Kernel {
         entry,
         ops,
         params,
         shared_offsets,
         shared_size: (dynamic_at + dynamic_shared) as usize,
+        global_addresses,
+        polls,
     })
 }
 
@@ -163,18 +204,29 @@ pub(super) fn run(
     shape: LaunchShape,
     args: &[Arg],
 ) -> Result<ExecReport, ExecError> {
-    let kernel = prepare(entry, shape.dynamic_shared)?;
-    let (globals, params) = bind_args(entry, args)?;
+    let (mut globals, params) = bind_args(entry, args)?;
+    let arguments = globals.buffers.len();
+    let kernel = prepare(entry, shape.dynamic_shared, arguments)?;
+    for decl in &entry.globals {
+        globals
+            .buffers
+            .push(vec![0; decl.bytes.unwrap_or(0) as usize]);
+    }
     let mut run = Run {
         globals,
         params,
-        findings: Findings::default(),
-        banks: BTreeMap::new(),
-        steps: 0,
+        ..Run::default()
     };
-    for ctaid in 0..shape.grid {
-        Block::new(&kernel, shape, ctaid, &mut run).execute()?;
+    if kernel.polls {
+        run = run_together(&kernel, shape, run)?;
+    } else {
+        for ctaid in 0..shape.grid {
+            let mut block = Block::new(&kernel, shape, ctaid, run);
+            block.turn()?;
+            run = block.run;
+        }
     }
+    run.globals.buffers.truncate(arguments);
     let banks = run
         .banks
         .iter()
@@ -198,8 +250,42 @@ pub(super) fn run(
     })
 }
 
+/// Every block in flight at once, each running in turn until it finishes or
+/// polls, until all have finished.
+fn run_together(kernel: &Kernel<'_>, shape: LaunchShape, mut run: Run) -> Result<Run, ExecError> {
+    let mut waiting: Vec<Block<'_, '_>> = (0..shape.grid)
+        .map(|ctaid| Block::new(kernel, shape, ctaid, Run::default()))
+        .collect();
+    while !waiting.is_empty() {
+        let writes_before = run.global_writes;
+        let blocks_before = waiting.len();
+        let mut still = Vec::with_capacity(waiting.len());
+        for mut block in waiting {
+            block.run = std::mem::take(&mut run);
+            let turn = block.turn();
+            run = std::mem::take(&mut block.run);
+            match turn? {
+                Turn::Finished => {}
+                Turn::Polling => still.push(block),
+            }
+        }
+        waiting = still;
+        if !waiting.is_empty()
+            && waiting.len() == blocks_before
+            && run.global_writes == writes_before
+        {
+            let blocks: Vec<String> = waiting.iter().map(|b| b.ctaid.to_string()).collect();
+            return Err(ExecError::Deadlock {
+                kernel: kernel.entry.name.clone(),
+                blocks: blocks.join(", "),
+            });
+        }
+    }
+    Ok(run)
+}
+
 impl<'k, 'e> Block<'k, 'e> {
-    fn new(kernel: &'k Kernel<'e>, shape: LaunchShape, ctaid: u32, run: &'k mut Run) -> Self {
+    fn new(kernel: &'k Kernel<'e>, shape: LaunchShape, ctaid: u32, run: Run) -> Self {
         let nregs = kernel.entry.registers.len();
         let threads = shape.block as usize;
         let thread = Thread {
@@ -225,9 +311,16 @@ impl<'k, 'e> Block<'k, 'e> {
         }
     }
 
-    fn execute(mut self) -> Result<(), ExecError> {
+    /// Runs the block until every thread has exited, or until it waits
+    /// on memory another block writes.
+    fn turn(&mut self) -> Result<Turn, ExecError> {
         let warps = self.threads.len().div_ceil(32);
         let start = self.run.steps;
+        for thread in &mut self.threads {
+            if thread.state == State::Polling {
+                thread.state = State::Running;
+            }
+        }
         loop {
             for warp in 0..warps {
                 self.run_warp(warp)?;
@@ -239,6 +332,9 @@ impl<'k, 'e> Block<'k, 'e> {
                     });
                 }
             }
+            if self.threads.iter().any(|t| t.state == State::Polling) {
+                return Ok(Turn::Polling);
+            }
             let mut waiting = false;
             for thread in &mut self.threads {
                 if thread.state == State::AtBarrier {
@@ -248,7 +344,7 @@ impl<'k, 'e> Block<'k, 'e> {
                 }
             }
             if !waiting {
-                return Ok(());
+                return Ok(Turn::Finished);
             }
             self.epoch += 1;
         }
@@ -449,9 +545,17 @@ impl<'k, 'e> Block<'k, 'e> {
             Operand::Int(value) => *value as u64,
             Operand::F32Bits(bits) => u64::from(*bits),
             Operand::Special(special) => self.special(t, *special),
-            Operand::Name(name) => match self.kernel.shared_offsets.get(name) {
-                Some(&offset) => u64::from(offset),
-                None => return Err(self.operands(pc, &format!("`{name}` is no shared variable"))),
+            Operand::Name(name) => match (
+                self.kernel.shared_offsets.get(name),
+                self.kernel.global_addresses.get(name),
+            ) {
+                (Some(&offset), _) => u64::from(offset),
+                (None, Some(&address)) => address,
+                (None, None) => {
+                    return Err(
+                        self.operands(pc, &format!("`{name}` is no shared or global variable"))
+                    );
+                }
             },
             Operand::Vector(_) | Operand::Address { .. } => {
                 return Err(self.operands(pc, "a vector or address where a value belongs"));

@@ -129,6 +129,18 @@ pub enum ExecError {
         /// The limit.
         limit: u64,
     },
+    /// Every block still running polls memory that no block writes any
+    /// more: a grid barrier some block never reaches.
+    #[error(
+        "kernel `{kernel}` deadlocks: blocks {blocks} poll memory that no block writes any more \
+         (a grid barrier some block never reaches?)"
+    )]
+    Deadlock {
+        /// The kernel.
+        kernel: String,
+        /// The blocks still waiting.
+        blocks: String,
+    },
 }
 
 /// The launch shape of a run.

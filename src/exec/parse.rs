@@ -70,9 +70,9 @@ pub struct Instr {
     pub source: Option<String>,
 }
 
-/// A `.shared` variable of a kernel.
+/// A `.shared` variable of a kernel, or a module-scope `.global` one.
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub struct SharedDecl {
+pub struct VariableDecl {
     /// Its name.
     pub name: String,
     /// Its alignment in bytes.
@@ -99,7 +99,9 @@ pub struct Entry {
     pub params: Vec<ParamDecl>,
     /// Its shared variables: static ones in declaration order, then the
     /// module's `.extern` ones (all at the start of the dynamic region).
-    pub shared: Vec<SharedDecl>,
+    pub shared: Vec<VariableDecl>,
+    /// The module's `.global` variables (zero at load).
+    pub globals: Vec<VariableDecl>,
     /// Its instructions.
     pub body: Vec<Instr>,
     /// Label → index of the instruction that follows it.
@@ -111,12 +113,15 @@ pub struct Entry {
 /// Parses every `.entry` of `text`.
 pub fn parse_module(text: &str) -> Result<Vec<Entry>, ExecError> {
     let mut externs = Vec::new();
+    let mut globals = Vec::new();
     let mut entries = Vec::new();
     let mut lines = text.lines().enumerate().peekable();
     while let Some((index, raw)) = lines.next() {
         let line = strip_comment(raw).trim();
         if line.starts_with(".extern .shared") {
-            externs.push(shared_decl(line, index + 1)?);
+            externs.push(variable_decl(line, index + 1)?);
+        } else if line.starts_with(".global") {
+            globals.push(variable_decl(line, index + 1)?);
         } else if line.contains(".entry") {
             let mut header = line.to_string();
             while !header.contains(')') {
@@ -132,6 +137,7 @@ pub fn parse_module(text: &str) -> Result<Vec<Entry>, ExecError> {
     }
     for entry in &mut entries {
         entry.shared.extend(externs.iter().cloned());
+        entry.globals.extend(globals.iter().cloned());
     }
     Ok(entries)
 }
@@ -177,14 +183,16 @@ fn entry_header(header: &str, line: usize) -> Result<Entry, ExecError> {
         name: name.to_string(),
         params,
         shared: Vec::new(),
+        globals: Vec::new(),
         body: Vec::new(),
         labels: HashMap::new(),
         registers: Vec::new(),
     })
 }
 
-/// `.shared .align 128 .b8 smem_1[512];` or `.extern .shared … name[];`.
-fn shared_decl(line: &str, number: usize) -> Result<SharedDecl, ExecError> {
+/// `.shared .align 128 .b8 smem_1[512];`, `.extern .shared … name[];` or
+/// `.global .align 4 .b8 counter[4];`.
+fn variable_decl(line: &str, number: usize) -> Result<VariableDecl, ExecError> {
     let words: Vec<&str> = line.trim_end_matches(';').split_whitespace().collect();
     let align = words
         .iter()
@@ -200,7 +208,7 @@ fn shared_decl(line: &str, number: usize) -> Result<SharedDecl, ExecError> {
         Some(&".b16" | &".f16") => 2,
         Some(&".b32" | &".f32") => 4,
         Some(&".b64" | &".f64") => 8,
-        other => return Err(syntax(number, &format!("shared element type {other:?}"))),
+        other => return Err(syntax(number, &format!("array element type {other:?}"))),
     };
     let last = words.last().copied().unwrap_or_default();
     let (name, count) = match last.find('[') {
@@ -212,10 +220,10 @@ fn shared_decl(line: &str, number: usize) -> Result<SharedDecl, ExecError> {
     } else {
         let count: u32 = count
             .parse()
-            .map_err(|_| syntax(number, "a shared array size that is not a number"))?;
+            .map_err(|_| syntax(number, "an array size that is not a number"))?;
         Some(count * element)
     };
-    Ok(SharedDecl {
+    Ok(VariableDecl {
         name: name.to_string(),
         align,
         bytes,
@@ -256,7 +264,7 @@ fn parse_body<'t>(
             continue;
         }
         if line.starts_with(".shared") {
-            entry.shared.push(shared_decl(line, number)?);
+            entry.shared.push(variable_decl(line, number)?);
             continue;
         }
         let mut rest = line;

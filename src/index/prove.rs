@@ -109,7 +109,7 @@ impl Prover {
                         self.collect_loops(body);
                     }
                 }
-                ir::Stmt::Sync(_) | ir::Stmt::Commit { .. } | ir::Stmt::Wait { .. } => {}
+                ir::Stmt::Sync { .. } | ir::Stmt::Commit { .. } | ir::Stmt::Wait { .. } => {}
             }
         }
     }

@@ -14,7 +14,8 @@ pub mod print;
 pub use crate::diag::Span;
 use crate::layout::{Swizzle, Tuple};
 pub use crate::vocab::{
-    AsyncQueue, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, TernaryOp, UnaryOp,
+    AsyncQueue, BarrierScope, BinaryOp, CompareOp, GroupKind, Memory, ReduceOp, Scalar, TernaryOp,
+    UnaryOp,
 };
 use expr::Expr;
 
@@ -58,6 +59,23 @@ pub struct Kernel {
     /// The written contract of a fused kernel (`contract { … }`), whose
     /// outermost spec is the generic `Spec`.
     pub contract: Option<Contract>,
+}
+
+impl Kernel {
+    /// Whether the body holds a `grid_sync`: the kernel must then be
+    /// launched cooperatively, every block resident at once.
+    pub fn has_grid_barrier(&self) -> bool {
+        fn holds(stmts: &[Stmt]) -> bool {
+            stmts.iter().any(|stmt| match stmt {
+                Stmt::Sync { scope, .. } => *scope == BarrierScope::Grid,
+                Stmt::Spec(spec) => spec.body.as_deref().is_some_and(holds),
+                Stmt::For(each) => holds(&each.body),
+                Stmt::If(branch) => holds(&branch.then_body) || holds(&branch.else_body),
+                Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+            })
+        }
+        self.root.body.as_deref().is_some_and(holds)
+    }
 }
 
 /// `contract { … }`: what a fused kernel computes over whole tensors, as a
@@ -264,8 +282,13 @@ pub enum Stmt {
     For(ForStmt),
     /// A conditional.
     If(IfStmt),
-    /// `sync`: barrier of the block.
-    Sync(Span),
+    /// `sync` / `grid_sync`: a barrier of the block, or of the grid.
+    Sync {
+        /// Whom it waits for.
+        scope: BarrierScope,
+        /// The statement.
+        span: Span,
+    },
     /// `async_commit` / `mma_commit`: closes the current group of the
     /// queue's asynchronous operations.
     Commit {

@@ -466,7 +466,7 @@ fn write_body(out: &mut String, names: &Names, body: &[Stmt], depth: usize) -> f
                 }
                 writeln!(out, "{indent}}}")?;
             }
-            Stmt::Sync(_) => writeln!(out, "{indent}sync")?,
+            Stmt::Sync { scope, .. } => writeln!(out, "{indent}{}", scope.keyword())?,
             Stmt::Commit { queue, .. } => writeln!(out, "{indent}{}", queue.commit_keyword())?,
             Stmt::Wait { queue, pending, .. } => {
                 writeln!(out, "{indent}{}({pending})", queue.wait_keyword())?;

@@ -30,7 +30,9 @@ pub enum RunError {
 }
 
 fn launch_config(plan: &LaunchPlan) -> LaunchConfig {
-    LaunchConfig::linear(plan.grid, plan.block).with_dynamic_shared(plan.dynamic_shared_bytes)
+    LaunchConfig::linear(plan.grid, plan.block)
+        .with_dynamic_shared(plan.dynamic_shared_bytes)
+        .with_cooperative(plan.cooperative)
 }
 
 /// `kernel `gemm` <<<64, 256, 0 B>>>: {step}` for errors of host-side steps.

@@ -49,7 +49,7 @@ pub fn fill_bytes(param: &ParamPlan, seed: u64, domain: InputDomain) -> Result<V
     let bytes = ty.random_bytes(param.elements, param_seed(seed, param.position));
     match domain {
         InputDomain::Uniform => Ok(bytes),
-        InputDomain::Positive => {
+        InputDomain::Positive | InputDomain::Scaled(_) => {
             let values = ty
                 .to_f64(&bytes)
                 .map_err(|error| DataError(format!("filling {}: {error}", param.name)))?;

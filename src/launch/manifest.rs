@@ -138,6 +138,7 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
         "grid": [text(&group_size(&kernel.grid)), "1", "1"],
         "block": [text(&group_size(&kernel.block)), "1", "1"],
         "dynamic_shared_bytes": dynamic_shared_bytes,
+        "cooperative": kernel.has_grid_barrier(),
         "requirements": requirements,
         "limits": {
             "grid": [MAX_GRID_BLOCKS, MAX_GRID_YZ, MAX_GRID_YZ],

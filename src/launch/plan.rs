@@ -135,6 +135,9 @@ pub struct LaunchPlan {
     pub block: u32,
     /// Dynamic shared memory per block, in bytes.
     pub dynamic_shared_bytes: u32,
+    /// Launched cooperatively: the kernel holds a `grid_sync`, so every
+    /// block must be resident at once.
+    pub cooperative: bool,
     /// The global tensors, in ABI order.
     pub params: Vec<ParamPlan>,
     /// The work of one launch.
@@ -355,6 +358,7 @@ impl LaunchPlan {
             grid: grid as u32,
             block: block as u32,
             dynamic_shared_bytes,
+            cooperative: kernel.has_grid_barrier(),
             params,
             work: work(kernel, dims),
         })

@@ -203,6 +203,19 @@ impl<'c> Emitter<'c> {
             .map_err(|error| self.ptx_error(error))
     }
 
+    /// Declares a module-scope `.global` variable (zero when the module is
+    /// loaded).
+    pub fn global_variable(
+        &mut self,
+        name: &str,
+        bytes: u32,
+        align: u32,
+    ) -> Result<Symbol, LowerError> {
+        self.builder
+            .global_variable(name, bytes, align)
+            .map_err(|error| self.ptx_error(error))
+    }
+
     /// Declares the dynamic shared array of `bytes` bytes aligned to `align`.
     pub fn dynamic_shared(
         &mut self,

@@ -15,7 +15,7 @@ use crate::check::registers_per_thread;
 use crate::index::prove::{Prover, group_size};
 use crate::ir::print::Names;
 use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
-use crate::ptx::{Catalogue, Entry, ParamType};
+use crate::ptx::{Catalogue, Entry, ParamType, Symbol};
 
 /// Where a buffer's elements live, as the lowering addresses them.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -75,6 +75,9 @@ pub struct KernelLowering<'a, 'c> {
     /// Where block reductions leave their warps' partials, when the kernel
     /// has any.
     pub scratch: Option<ScratchSlot>,
+    /// The grid barrier's counter, a module-scope `.global` word, when the
+    /// kernel holds a `grid_sync`.
+    pub grid_counter: Option<Symbol>,
 }
 
 /// Lowers `kernel` into an entry. `taken` holds the names already used at
@@ -172,6 +175,12 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
         out.max_threads(block_size as u32)?;
         out.occupancy(kernel.occupancy)?;
         let plan = plan_shared(kernel, options.arch, taken)?;
+        let grid_counter = if kernel.has_grid_barrier() {
+            let name = unique_name(&format!("{}_grid_barrier", kernel.name), taken);
+            Some(out.global_variable(&name, 4, 4)?)
+        } else {
+            None
+        };
         let mut entry_names: BTreeSet<String> = BTreeSet::from([kernel.name.clone()]);
         entry_names.extend(taken.iter().cloned());
         let mut storage = vec![Storage::Registers; kernel.buffers.len()];
@@ -237,6 +246,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             register_work_since_mma_commit: false,
             async_proxy_reads: reads_shared_in_matmul(std::slice::from_ref(&kernel.root)),
             scratch: plan.scratch,
+            grid_counter,
         })
     }
 
@@ -307,6 +317,6 @@ fn body_reads_shared_in_matmul(body: &[Stmt]) -> bool {
             body_reads_shared_in_matmul(&branch.then_body)
                 || body_reads_shared_in_matmul(&branch.else_body)
         }
-        Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
     })
 }

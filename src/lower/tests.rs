@@ -252,7 +252,10 @@ fn swizzled_copy() -> crate::ir::Kernel {
             pending: 0,
             span,
         },
-        crate::ir::Stmt::Sync(span),
+        crate::ir::Stmt::Sync {
+            scope: crate::ir::BarrierScope::Block,
+            span,
+        },
         for_loop(pass, (0, 4, 1), false, vec![to_global]),
     ])
 }

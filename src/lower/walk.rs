@@ -13,7 +13,7 @@ use super::kernel::KernelLowering;
 use crate::diag::Span;
 use crate::expr::{Expr, Var};
 use crate::ir::print::Print;
-use crate::ir::{AsyncQueue, CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
+use crate::ir::{AsyncQueue, BarrierScope, CompareOp, Cond, ForStmt, IfStmt, SpecStmt, Stmt, View};
 use crate::ptx::{Guard, Reg, RegClass, imm};
 
 /// The most iterations an unrolled loop may have.
@@ -77,7 +77,14 @@ impl KernelLowering<'_, '_> {
             Stmt::For(each) if each.unroll => self.unrolled_loop(each),
             Stmt::For(each) => self.runtime_loop(each),
             Stmt::If(branch) => self.branch(branch),
-            Stmt::Sync(span) => self.single(*span, "sync", "bar.sync", vec![imm(0)]),
+            Stmt::Sync {
+                scope: BarrierScope::Block,
+                span,
+            } => self.single(*span, "sync", "bar.sync", vec![imm(0)]),
+            Stmt::Sync {
+                scope: BarrierScope::Grid,
+                span,
+            } => self.grid_barrier(*span),
             Stmt::Commit { queue, span } => {
                 let instruction = match queue {
                     AsyncQueue::Copies => "cp.async.commit_group",
@@ -118,6 +125,89 @@ impl KernelLowering<'_, '_> {
                 }
             }
         }
+    }
+
+    /// `grid_sync`: the block's threads meet (`bar.sync`); thread 0 orders
+    /// the block's writes before its arrival (`fence.acq_rel.gpu`, then a
+    /// release add on the kernel's counter), polls the counter with acquire
+    /// loads until the last block has arrived, and fences again; the
+    /// block's threads meet once more. Block 0 adds `2^31 − (blocks − 1)`,
+    /// every other block 1: the arrivals sum to `2^31`, so the counter's top
+    /// bit flips exactly when the last one lands and its low bits are back
+    /// where they started — the counter needs no reset between barriers or
+    /// launches (it is zero when the module is loaded). Every block must be
+    /// resident at once: the kernel is launched cooperatively.
+    fn grid_barrier(&mut self, span: Span) -> Result<(), LowerError> {
+        self.out.at(span);
+        self.annotate(span, |_| BarrierScope::Grid.keyword().to_string())?;
+        let counter = self.grid_counter.clone().ok_or_else(|| {
+            LowerError::unsupported(
+                span,
+                "a `grid_sync` in a kernel with no grid barrier counter",
+                "this is a lowering bug: every kernel holding a `grid_sync` declares one",
+            )
+        })?;
+        self.out.emit("bar.sync", vec![imm(0)])?;
+        // Both ids before the branch: the emitter may reuse an id's register
+        // after it, where threads other than 0 must find it written.
+        let thread = self.out.int(&Expr::var(Var::ThreadId))?;
+        let block = self.out.int(&Expr::var(Var::BlockId))?;
+        let others = self.out.reg(RegClass::Pred);
+        self.out
+            .emit("setp.ne.u32", vec![others.into(), thread, imm(0)])?;
+        let arrived = self.out.label("grid_sync_done");
+        self.out
+            .emit_guarded(Guard::when(others), "bra", vec![arrived.clone().into()])?;
+        let address = self.out.reg(RegClass::B64);
+        self.out
+            .emit("mov.u64/gsym", vec![address.into(), counter.into()])?;
+        let blocks = self.out.reg(RegClass::B32);
+        self.out.emit("mov.u32/nctaid.x", vec![blocks.into()])?;
+        let top = self.out.reg(RegClass::B32);
+        self.out
+            .emit("mov.u32", vec![top.into(), imm(0x8000_0001)])?;
+        let first_share = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "sub.u32",
+            vec![first_share.into(), top.into(), blocks.into()],
+        )?;
+        let first = self.out.reg(RegClass::Pred);
+        self.out
+            .emit("setp.eq.u32", vec![first.into(), block, imm(0)])?;
+        let share = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "selp.b32",
+            vec![share.into(), first_share.into(), imm(1), first.into()],
+        )?;
+        self.out.emit("fence.acq_rel.gpu", Vec::new())?;
+        let before = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "atom.release.gpu.global.add.u32",
+            vec![before.into(), address.at(0).into(), share.into()],
+        )?;
+        let poll = self.out.label("grid_sync_poll");
+        self.out.place(&poll)?;
+        let now = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "ld.acquire.gpu.global.u32",
+            vec![now.into(), address.at(0).into()],
+        )?;
+        let changed = self.out.reg(RegClass::B32);
+        self.out
+            .emit("xor.b32", vec![changed.into(), before.into(), now.into()])?;
+        let flipped = self.out.reg(RegClass::B32);
+        self.out.emit(
+            "and.b32",
+            vec![flipped.into(), changed.into(), imm(0x8000_0000)],
+        )?;
+        let waiting = self.out.reg(RegClass::Pred);
+        self.out
+            .emit("setp.eq.u32", vec![waiting.into(), flipped.into(), imm(0)])?;
+        self.out
+            .emit_guarded(Guard::when(waiting), "bra", vec![poll.into()])?;
+        self.out.emit("fence.acq_rel.gpu", Vec::new())?;
+        self.out.place(&arrived)?;
+        self.out.emit("bar.sync", vec![imm(0)])
     }
 
     fn single(

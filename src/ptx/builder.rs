@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 use super::catalogue::Catalogue;
 use super::error::PtxError;
 use super::identifier::check_identifier;
-use super::module::{DynamicShared, Entry, Instruction, Param, ParamType, SharedArray, Statement};
+use super::module::{
+    DynamicShared, Entry, GlobalVariable, Instruction, Param, ParamType, SharedArray, Statement,
+};
 use super::operand::{Guard, Label, Operand, Reg, RegClass, Space, Symbol};
 
 /// Default alignment of shared arrays: enough for 16-byte vectors, swizzled
@@ -56,6 +58,7 @@ impl<'c> EntryBuilder<'c> {
                 max_registers: None,
                 shared: Vec::new(),
                 dynamic_shared: None,
+                globals: Vec::new(),
                 body: Vec::new(),
             },
             next_register: [1; RegClass::ALL.len()],
@@ -78,6 +81,7 @@ impl<'c> EntryBuilder<'c> {
             .map(|param| param.name.as_str())
             .chain(self.entry.shared.iter().map(|array| array.name.as_str()))
             .chain(self.entry.dynamic_shared.iter().map(|d| d.name.as_str()))
+            .chain(self.entry.globals.iter().map(|g| g.name.as_str()))
             .chain([self.entry.name.as_str()])
             .any(|taken| taken == name);
         if taken {
@@ -137,6 +141,33 @@ impl<'c> EntryBuilder<'c> {
         Ok(Symbol {
             name: name.to_string(),
             space: Space::Shared,
+        })
+    }
+
+    /// Declares a module-scope `.global` variable of `bytes` bytes aligned
+    /// to `align`, zero when the module is loaded.
+    pub fn global_variable(
+        &mut self,
+        name: &str,
+        bytes: u32,
+        align: u32,
+    ) -> Result<Symbol, PtxError> {
+        self.check_new_name("global variable", name)?;
+        let align = check_align(Some(align))?;
+        if bytes == 0 {
+            return Err(PtxError::BadValue {
+                what: "global variable",
+                detail: format!("`{name}` has 0 bytes"),
+            });
+        }
+        self.entry.globals.push(GlobalVariable {
+            name: name.to_string(),
+            bytes,
+            align,
+        });
+        Ok(Symbol {
+            name: name.to_string(),
+            space: Space::Global,
         })
     }
 

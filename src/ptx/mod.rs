@@ -23,7 +23,7 @@ pub mod writer;
 pub use builder::EntryBuilder;
 pub use catalogue::Catalogue;
 pub use error::{PtxError, TemplateError};
-pub use module::{Entry, Instruction, Module, ParamType, Statement};
+pub use module::{Entry, GlobalVariable, Instruction, Module, ParamType, Statement};
 pub use operand::{Address, Guard, Label, Operand, Reg, RegClass, Space, Symbol, imm};
 pub use target::{Arch, PtxVersion, Requirement, Sm, Target, TargetName};
 pub use template::{Slot, SlotKind, Template};

@@ -54,6 +54,21 @@ pub struct SharedArray {
     pub align: u32,
 }
 
+/// A `.global` variable an entry uses, declared at module scope (PTX
+/// allows `.global` only there), zero when the module is loaded.
+///
+/// Rule: `align` is a power of two; `bytes > 0`; its name is unique in the
+/// module.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct GlobalVariable {
+    /// Its identifier.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u32,
+    /// Alignment in bytes.
+    pub align: u32,
+}
+
 /// The `.extern .shared` array through which an entry reaches the dynamic
 /// shared memory given at launch.
 ///
@@ -166,6 +181,8 @@ pub struct Entry {
     pub shared: Vec<SharedArray>,
     /// The dynamic shared array, if the entry uses one.
     pub dynamic_shared: Option<DynamicShared>,
+    /// The module-scope `.global` variables it uses.
+    pub globals: Vec<GlobalVariable>,
     /// The body.
     pub body: Vec<Statement>,
 }
@@ -254,6 +271,16 @@ impl Module {
                 name: dynamic.name.clone(),
             });
         }
+        if let Some(global) = entry
+            .globals
+            .iter()
+            .find(|global| taken.contains(&global.name.as_str()))
+        {
+            return Err(PtxError::DuplicateName {
+                what: "global variable",
+                name: global.name.clone(),
+            });
+        }
         self.entries.push(entry);
         Ok(())
     }
@@ -263,6 +290,7 @@ impl Module {
         for entry in &self.entries {
             names.push(entry.name.as_str());
             names.extend(entry.dynamic_shared.iter().map(|d| d.name.as_str()));
+            names.extend(entry.globals.iter().map(|g| g.name.as_str()));
         }
         names
     }

@@ -120,9 +120,12 @@ pub enum Space {
     Param,
     /// A `.shared` array, static or dynamic.
     Shared,
+    /// A module-scope `.global` variable (the grid barrier's counter).
+    Global,
 }
 
-/// A named variable: a kernel parameter or a shared array.
+/// A named variable: a kernel parameter, a shared array or a global
+/// variable.
 ///
 /// Rule: the name is a valid identifier, unique in its module (checked when
 /// the symbol is declared).

@@ -34,6 +34,9 @@ pub enum SlotKind {
     ParamAddress,
     /// A shared symbol used as a value (`ssym`).
     SharedSymbol,
+    /// A global variable used as a value: its address in the global state
+    /// space (`gsym`).
+    GlobalSymbol,
 }
 
 impl SlotKind {
@@ -51,6 +54,7 @@ impl SlotKind {
             "saddr" => Some(SlotKind::SharedAddress),
             "paddr" => Some(SlotKind::ParamAddress),
             "ssym" => Some(SlotKind::SharedSymbol),
+            "gsym" => Some(SlotKind::GlobalSymbol),
             _ => None,
         };
         if fixed.is_some() {
@@ -90,6 +94,7 @@ impl SlotKind {
                     && address.offset == 0
             }
             (SlotKind::SharedSymbol, Operand::Symbol(symbol)) => symbol.space == Space::Shared,
+            (SlotKind::GlobalSymbol, Operand::Symbol(symbol)) => symbol.space == Space::Global,
             (
                 SlotKind::Reg(_)
                 | SlotKind::Vector(..)
@@ -99,7 +104,8 @@ impl SlotKind {
                 | SlotKind::GlobalAddress
                 | SlotKind::SharedAddress
                 | SlotKind::ParamAddress
-                | SlotKind::SharedSymbol,
+                | SlotKind::SharedSymbol
+                | SlotKind::GlobalSymbol,
                 _,
             ) => false,
         }
@@ -115,7 +121,8 @@ impl SlotKind {
             | SlotKind::GlobalAddress
             | SlotKind::SharedAddress
             | SlotKind::ParamAddress
-            | SlotKind::SharedSymbol => false,
+            | SlotKind::SharedSymbol
+            | SlotKind::GlobalSymbol => false,
         }
     }
 }
@@ -133,6 +140,7 @@ impl fmt::Display for SlotKind {
             SlotKind::SharedAddress => f.write_str("saddr"),
             SlotKind::ParamAddress => f.write_str("paddr"),
             SlotKind::SharedSymbol => f.write_str("ssym"),
+            SlotKind::GlobalSymbol => f.write_str("gsym"),
         }
     }
 }
@@ -305,7 +313,7 @@ mod tests {
     fn slot_kinds_round_trip_through_their_spelling() {
         for text in [
             "r", "rd", "f", "h", "rs", "p", "r*1", "f*8", "f*64", "f*128", "imm", "fimm", "label",
-            "gaddr", "saddr", "paddr", "ssym",
+            "gaddr", "saddr", "paddr", "ssym", "gsym",
         ] {
             assert_eq!(SlotKind::parse(text).unwrap().to_string(), text);
         }

@@ -79,7 +79,19 @@ impl<W: Write> Writer<W> {
                 array.align, array.name
             )?;
         }
-        if !dynamic.is_empty() {
+        let globals: Vec<_> = module
+            .entries
+            .iter()
+            .flat_map(|entry| &entry.globals)
+            .collect();
+        for global in &globals {
+            writeln!(
+                self.out,
+                ".global .align {} .b8 {}[{}];",
+                global.align, global.name, global.bytes
+            )?;
+        }
+        if !dynamic.is_empty() || !globals.is_empty() {
             writeln!(self.out)?;
         }
         for (position, entry) in module.entries.iter().enumerate() {

@@ -2,11 +2,13 @@
 //! bound — checked for what the host can evaluate: a built-in kind, whole
 //! global tensors as operands, and shapes that fit the kind.
 
+use std::collections::HashSet;
+
 use super::ReferenceError;
 use super::view::{ResolvedView, extent_of};
 use crate::ir::{
-    BinaryOp, BufferKind, CompareOp, InitValue, Kernel, Memory, ReduceOp, SpecKind, SpecStmt,
-    TernaryOp, UnaryOp, View,
+    BinaryOp, BufferId, BufferKind, CompareOp, InitValue, Kernel, Memory, ReduceOp, SpecKind,
+    SpecStmt, TernaryOp, UnaryOp, View,
 };
 
 /// The problem size of a `MatMul` contract, from its operands' matrix
@@ -72,13 +74,18 @@ pub enum ContractKind {
 /// The values an input is filled with. The host draws uniform values in
 /// [-1, 1) (exact in the element type); an input whose operation is not
 /// defined there is mapped into its domain, exactly.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 pub enum InputDomain {
     /// The drawn values as they are.
     Uniform,
     /// `|x| + 1/2`, in [1/2, 3/2]: for `rsqrt`, `sqrt` and `log`, undefined
     /// (or, for `log`, unbounded) at and below 0.
     Positive,
+    /// `x · s`: the B operand of a `MatMul` that multiplies an earlier
+    /// `MatMul`'s result, with `s = √(3/k)` for its contraction length k —
+    /// each product then has about the variance of one input, so a deep
+    /// chain (a 20-layer MLP) neither overflows fp16 nor vanishes.
+    Scaled(f64),
 }
 
 impl InputDomain {
@@ -88,6 +95,7 @@ impl InputDomain {
         match self {
             InputDomain::Uniform => x,
             InputDomain::Positive => x.abs() + 0.5,
+            InputDomain::Scaled(scale) => x * scale,
         }
     }
 }
@@ -345,9 +353,38 @@ impl Contract {
         });
         if positive {
             InputDomain::Positive
+        } else if let Some(scale) = self.chained_matmul_scale(param) {
+            InputDomain::Scaled(scale)
         } else {
             InputDomain::Uniform
         }
+    }
+
+    /// `√(3/k)` when parameter `param` is the B operand of a `MatMul` whose
+    /// A operand derives from an earlier `MatMul`'s result (k: that
+    /// multiply's contraction length); `None` otherwise.
+    fn chained_matmul_scale(&self, param: u32) -> Option<f64> {
+        let mut derived: HashSet<BufferId> = HashSet::new();
+        for step in &self.steps {
+            let product = matches!(step.kind, ContractKind::MatMul(_));
+            if let ([a, b], true) = (step.inputs.as_slice(), product)
+                && b.param == Some(param)
+                && derived.contains(&a.buffer)
+            {
+                let (_, columns, _) = a.matrix()?;
+                let k = extent_of(&columns).max(1);
+                return Some((3.0 / k as f64).sqrt());
+            }
+            if product
+                || step
+                    .inputs
+                    .iter()
+                    .any(|input| derived.contains(&input.buffer))
+            {
+                derived.insert(step.output.buffer);
+            }
+        }
+        None
     }
 }
 
@@ -520,5 +557,25 @@ mod tests {
             ContractKind::Reduction { reduced: 128, .. }
         ));
         assert!(Contract::of(&sum, &[]).is_err(), "one value per dim");
+    }
+
+    /// The B operand of a MatMul fed by an earlier MatMul is drawn scaled by
+    /// √(3/k); the first MatMul's operands and every other input are not.
+    #[test]
+    fn a_chained_matmul_scales_its_weights() {
+        let chain = kernel(
+            "%x:[8, 64].fp32.GL\n%w:[64, 64].fp32.GL\n%v:[64, 16].fp32.GL\n%y:[8, 16].fp32.GL\n\
+             contract {\n%h:[8, 64].fp32.GL\n%h <- MatMul<overwrite>(%x, %w)\n\
+             %y <- MatMul<overwrite>(%h, %v)\n}\n\
+             #g:[1].block\n#t:[1].thread\n%y <- Spec<<<#g, #t>>>(%x, %w, %v) {}\n",
+        );
+        let contract = Contract::of(&chain, &[]).expect("a contract");
+        assert_eq!(contract.input_domain(0), InputDomain::Uniform);
+        assert_eq!(contract.input_domain(1), InputDomain::Uniform);
+        assert_eq!(
+            contract.input_domain(2),
+            InputDomain::Scaled((3.0f64 / 64.0).sqrt())
+        );
+        assert_eq!(InputDomain::Scaled(0.5).map(-1.0), -0.5);
     }
 }

@@ -93,6 +93,26 @@ unsafe extern "C" {
         extra: *mut *mut c_void,
     ) -> CuResult;
 
+    #[allow(clippy::too_many_arguments)]
+    pub fn cuLaunchCooperativeKernel(
+        function: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        dynamic_shared_bytes: c_uint,
+        stream: CUstream,
+        parameters: *mut *mut c_void,
+    ) -> CuResult;
+    pub fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks: *mut c_int,
+        function: CUfunction,
+        block_size: c_int,
+        dynamic_shared_bytes: usize,
+    ) -> CuResult;
+
     pub fn cuMemAlloc_v2(pointer: *mut CUdeviceptr, bytes: usize) -> CuResult;
     pub fn cuMemFree_v2(pointer: CUdeviceptr) -> CuResult;
     pub fn cuMemcpyHtoD_v2(

@@ -25,6 +25,10 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Bytes of dynamic (`extern .shared`) memory per block.
     pub dynamic_shared_bytes: u32,
+    /// Launched cooperatively (`cuLaunchCooperativeKernel`): every block is
+    /// resident at once, as a kernel with a grid barrier needs; a grid
+    /// larger than the device holds is refused before launching.
+    pub cooperative: bool,
 }
 
 impl LaunchConfig {
@@ -34,6 +38,7 @@ impl LaunchConfig {
             grid,
             block,
             dynamic_shared_bytes: 0,
+            cooperative: false,
         }
     }
 
@@ -48,6 +53,19 @@ impl LaunchConfig {
             dynamic_shared_bytes: bytes,
             ..self
         }
+    }
+
+    /// The same configuration, launched cooperatively when `cooperative`.
+    pub fn with_cooperative(self, cooperative: bool) -> LaunchConfig {
+        LaunchConfig {
+            cooperative,
+            ..self
+        }
+    }
+
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product()
     }
 
     /// Threads in one block.
@@ -88,9 +106,14 @@ impl fmt::Display for LaunchConfig {
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
         let shared = Bytes(u64::from(self.dynamic_shared_bytes));
+        let cooperative = if self.cooperative {
+            ", cooperative"
+        } else {
+            ""
+        };
         write!(
             f,
-            "<<<grid ({gx},{gy},{gz}), block ({bx},{by},{bz}), dynamic shared {shared}>>>"
+            "<<<grid ({gx},{gy},{gz}), block ({bx},{by},{bz}), dynamic shared {shared}{cooperative}>>>"
         )
     }
 }

@@ -121,6 +121,9 @@ pub struct ManifestKernel {
     pub block: [String; 3],
     /// Dynamic shared memory per block, in bytes.
     pub dynamic_shared_bytes: u32,
+    /// Launched cooperatively (the kernel has a grid barrier); absent in
+    /// older manifests, which had none.
+    pub cooperative: bool,
     /// Conditions on the dims.
     pub requirements: Vec<ManifestRequirement>,
     /// Most blocks in x, y and z.
@@ -327,6 +330,10 @@ fn kernel(value: &Value, at: &str) -> Result<ManifestKernel, ManifestError> {
         grid: triple(value, "grid", at)?,
         block: triple(value, "block", at)?,
         dynamic_shared_bytes,
+        cooperative: value
+            .get("cooperative")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         requirements,
         max_grid,
         max_block_threads,
@@ -734,7 +741,9 @@ impl ManifestKernel {
             }
         }
         Ok(ManifestLaunch {
-            config: LaunchConfig::new(grid, block).with_dynamic_shared(self.dynamic_shared_bytes),
+            config: LaunchConfig::new(grid, block)
+                .with_dynamic_shared(self.dynamic_shared_bytes)
+                .with_cooperative(self.cooperative),
             args,
         })
     }

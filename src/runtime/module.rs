@@ -259,25 +259,47 @@ impl Kernel<'_> {
             .iter_mut()
             .map(|slot| (slot as *mut u64).cast::<c_void>())
             .collect();
+        if config.cooperative {
+            self.check_co_resident(config)?;
+        }
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
+        let shared = config.dynamic_shared_bytes;
+        let stream = std::ptr::null_mut();
         // SAFETY: `pointers` holds one valid pointer per parameter (count and
         // sizes checked against the PTX when it could be read); the driver
         // copies the values before returning; stream 0 is the default stream.
-        let code = unsafe {
-            driver::cuLaunchKernel(
-                self.raw,
-                gx,
-                gy,
-                gz,
-                bx,
-                by,
-                bz,
-                config.dynamic_shared_bytes,
-                std::ptr::null_mut(),
-                pointers.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+        let (call, code) = unsafe {
+            if config.cooperative {
+                let code = driver::cuLaunchCooperativeKernel(
+                    self.raw,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    shared,
+                    stream,
+                    pointers.as_mut_ptr(),
+                );
+                ("cuLaunchCooperativeKernel", code)
+            } else {
+                let code = driver::cuLaunchKernel(
+                    self.raw,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    shared,
+                    stream,
+                    pointers.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                );
+                ("cuLaunchKernel", code)
+            }
         };
         let gpu = self.module.gpu;
         if let Err(code) = driver::check(code) {
@@ -295,11 +317,47 @@ impl Kernel<'_> {
             return Err(RuntimeError::Launch {
                 kernel,
                 config,
-                call: "cuLaunchKernel",
+                call,
                 code,
             });
         }
         gpu.launched(&self.name, *config);
+        Ok(())
+    }
+
+    /// Refuses a cooperative launch whose blocks cannot all be resident at
+    /// once (a grid barrier would wait forever), saying how many fit.
+    fn check_co_resident(&self, config: &LaunchConfig) -> Result<(), RuntimeError> {
+        let threads = c_int::try_from(config.threads_per_block()).unwrap_or(c_int::MAX);
+        let mut per_sm: c_int = 0;
+        // SAFETY: `per_sm` is a valid out-pointer; `raw` belongs to a live
+        // module.
+        let code = unsafe {
+            driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut per_sm,
+                self.raw,
+                threads,
+                config.dynamic_shared_bytes as usize,
+            )
+        };
+        self.module
+            .gpu
+            .outcome("cuOccupancyMaxActiveBlocksPerMultiprocessor", code)?;
+        let info = self.module.gpu.info();
+        let resident = u64::from(per_sm.max(0) as u32) * u64::from(info.sm_count);
+        if config.blocks() > resident {
+            return Err(self.config_error(
+                config,
+                format!(
+                    "its grid barrier needs all {} blocks resident at once, but {} holds at \
+                     most {resident} of them ({per_sm} per SM × {} SMs, with this kernel's \
+                     block size, registers and shared memory)",
+                    config.blocks(),
+                    info.name,
+                    info.sm_count
+                ),
+            ));
+        }
         Ok(())
     }
 

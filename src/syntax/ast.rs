@@ -6,8 +6,8 @@
 pub use crate::diag::Span;
 pub use crate::layout::Tuple;
 pub use crate::vocab::{
-    AsyncQueue, BinaryOp, CompareOp, GroupKind, MEMORY_NAMES, Memory, ReduceOp, SCALAR_NAMES,
-    Scalar, TernaryOp, UnaryOp,
+    AsyncQueue, BarrierScope, BinaryOp, CompareOp, GroupKind, MEMORY_NAMES, Memory, ReduceOp,
+    SCALAR_NAMES, Scalar, TernaryOp, UnaryOp,
 };
 
 /// A parsed file: constants and kernels in source order.
@@ -172,8 +172,9 @@ pub enum StmtKind {
     For(ForLoop),
     /// `if (c) { … } else if (c) { … } else { … }`.
     If(IfStmt),
-    /// `sync`: a barrier of the block's threads.
-    Sync,
+    /// `sync` / `grid_sync`: a barrier of the block's threads, or of the
+    /// whole grid's.
+    Sync(BarrierScope),
     /// `async_commit` / `mma_commit`: closes the current group of the
     /// queue's asynchronous operations.
     Commit(AsyncQueue),

@@ -155,7 +155,7 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
                 write_block(out, otherwise, level);
             }
         }
-        StmtKind::Sync => out.push_str("sync"),
+        StmtKind::Sync(scope) => out.push_str(scope.keyword()),
         StmtKind::Commit(queue) => out.push_str(queue.commit_keyword()),
         StmtKind::Wait(queue, count) => {
             let _ = write!(out, "{}({count})", queue.wait_keyword());

@@ -7,8 +7,8 @@ use nom::{Err, Input as _, Parser};
 
 use super::arith::{at_wildcard, cond, int_expr};
 use super::ast::{
-    AsyncQueue, Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name, SPEC_KIND_NAMES,
-    Stmt, StmtKind, TensorDef,
+    AsyncQueue, BarrierScope, Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name,
+    SPEC_KIND_NAMES, Stmt, StmtKind, TensorDef,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::expr::{expr, pattern};
@@ -21,11 +21,11 @@ use super::token::TokenKind;
 use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
-const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
+const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `grid_sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
 /// The words that start an item (`kernel`, `const`) or a statement: the
 /// parser's recovery points, the REPL's test for an IR line, and the
 /// candidates of "did you mean" (with `else`).
-pub const KEYWORDS: [&str; 11] = [
+pub const KEYWORDS: [&str; 12] = [
     "const",
     "kernel",
     "contract",
@@ -33,6 +33,7 @@ pub const KEYWORDS: [&str; 11] = [
     "for",
     "if",
     "sync",
+    "grid_sync",
     "async_commit",
     "async_wait",
     "mma_commit",
@@ -191,7 +192,7 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
         _ if at_wildcard(&input) => indices_statement(input)?,
         _ if at_keyword(&input, "for") => for_loop(input)?,
         _ if at_keyword(&input, "if") => if_statement(input)?,
-        _ if at_keyword(&input, "sync") => (keyword("sync").parse(input)?.0, StmtKind::Sync),
+        _ if barrier_scope(&input).is_some() => barrier(input)?,
         _ if at_keyword(&input, "contract") => contract(input)?,
         _ if at_keyword(&input, "require") => {
             let (rest, _) = keyword("require").parse(input)?;
@@ -586,6 +587,19 @@ fn if_statement(input: Input) -> PResult<StmtKind> {
 }
 
 /// The queue whose commit keyword starts `input`, if any.
+/// `sync` or `grid_sync`.
+fn barrier(input: Input) -> PResult<StmtKind> {
+    let scope = barrier_scope(&input).unwrap_or(BarrierScope::Block);
+    let (rest, _) = keyword(scope.keyword()).parse(input)?;
+    Ok((rest, StmtKind::Sync(scope)))
+}
+
+fn barrier_scope(input: &Input) -> Option<BarrierScope> {
+    BarrierScope::ALL
+        .into_iter()
+        .find(|scope| at_keyword(input, scope.keyword()))
+}
+
 fn commit_queue(input: &Input) -> Option<AsyncQueue> {
     AsyncQueue::ALL
         .into_iter()

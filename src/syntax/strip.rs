@@ -161,7 +161,7 @@ impl StripSpans for Stmt {
             StmtKind::Wait(_, count) => count.clear_spans(),
             StmtKind::Require(cond) => cond.clear_spans(),
             StmtKind::Contract(block) => block.clear_spans(),
-            StmtKind::Sync | StmtKind::Commit(_) => {}
+            StmtKind::Sync(_) | StmtKind::Commit(_) => {}
         }
     }
 }

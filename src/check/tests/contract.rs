@@ -165,3 +165,55 @@ fn a_contract_stands_at_kernel_scope_only() {
     );
     assert_eq!(codes_of(&source), [codes::CONTRACT_FORM]);
 }
+
+/// A contract's `for` unrolls when checking: one copy of its body per
+/// value, the variable a constant in each (`%w[l, _]` names row l).
+#[test]
+fn a_contract_loop_unrolls_its_steps() {
+    let source = "const L = 3
+kernel k {
+    %x:[64].fp32.GL
+    %w:[L, 64].fp32.GL
+    %y:[64].fp32.GL
+    contract {
+        %y <- Move(%x)
+        for (l = 0; l < L; l += 1) {
+            %y <- BinaryPointwise<mul>(%y, %w[l, _])
+        }
+    }
+    #b:[1].block
+    #t:[64].thread
+    %y <- Spec<<<#b, #t>>>(%x, %w) {
+        #me:[].thread = #t.scalar()
+        #one:[].block = #b.scalar()
+        @i = #t.indices()
+        %y[@i] <- Move<<<#one, #me>>>(%x[@i])
+    }
+}
+";
+    let program = check("k.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let contract = program.kernels[0].contract.as_ref().expect("a contract");
+    assert_eq!(contract.steps.len(), 1 + 3);
+    let rows: Vec<Option<i64>> = contract.steps[1..]
+        .iter()
+        .map(|step| step.inputs[1].base.as_const())
+        .collect();
+    // `[L, 64]` is column-major: row l starts at offset l.
+    assert_eq!(rows, [Some(0), Some(1), Some(2)]);
+}
+
+#[test]
+fn a_contract_loop_needs_constant_bounds() {
+    let source = kernel(
+        "contract {
+        for (l = 0; l < M; l += 1) {
+            %y <- Move(%x)
+        }
+    }",
+    );
+    // The loop is not unrolled, so `%y` is never written either.
+    assert_eq!(
+        codes_of(&source),
+        [codes::CONTRACT_DATAFLOW, codes::NOT_CONSTANT]
+    );
+}

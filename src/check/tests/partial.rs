@@ -43,7 +43,7 @@ fn operands(src: &str) -> Vec<View> {
                     walk(&branch.then_body, views);
                     walk(&branch.else_body, views);
                 }
-                Stmt::Sync(_) | Stmt::Commit { .. } | Stmt::Wait { .. } => {}
+                Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => {}
             }
         }
     }

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::ExecError;
 use super::super::decode::{Cvta, Op, Space};
-use super::super::interp::{Block, PendingCopy};
+use super::super::interp::{Block, PendingCopy, State};
 use super::super::machine::{FindingKind, SHARED_WINDOW};
 use super::super::parse::Operand;
 
@@ -145,6 +145,7 @@ impl Block<'_, '_> {
         match self.run.globals.locate(address, data.len() as u32) {
             Some((buffer, at)) => {
                 self.run.globals.buffers[buffer][at..at + data.len()].copy_from_slice(data);
+                self.run.global_writes += 1;
             }
             None => {
                 let detail = self.run.globals.describe_miss(address, data.len() as u32);
@@ -188,6 +189,32 @@ impl Block<'_, '_> {
                         value[..chunk.len()].copy_from_slice(chunk);
                         self.write_reg(t, *reg, u64::from_le_bytes(value));
                     }
+                }
+                Op::Poll(ty) => {
+                    let operands = &self.instr(pc).operands;
+                    let dest = self.dest(pc, &operands[0])?;
+                    let Place::Memory(address) = self.place(t, pc, &operands[1])? else {
+                        return Err(self.operands(pc, "a polled load reads global memory"));
+                    };
+                    let bytes = self.global_read(t, pc, address, ty.bytes());
+                    let value = le_value(&bytes.unwrap_or_default());
+                    self.write_reg(t, dest, value);
+                    self.threads[t as usize].state = State::Polling;
+                }
+                Op::AtomAdd(ty) => {
+                    let operands = &self.instr(pc).operands;
+                    let dest = self.dest(pc, &operands[0])?;
+                    let Place::Memory(address) = self.place(t, pc, &operands[1])? else {
+                        return Err(self.operands(pc, "an atomic on global memory"));
+                    };
+                    let operand = operands[2].clone();
+                    let add = self.value(t, pc, &operand)?;
+                    let width = ty.bytes();
+                    let old =
+                        le_value(&self.global_read(t, pc, address, width).unwrap_or_default());
+                    let sum = old.wrapping_add(add).to_le_bytes();
+                    self.global_write(t, pc, address, &sum[..width as usize]);
+                    self.write_reg(t, dest, old);
                 }
                 Op::St { space, ty, count } => {
                     let operands = &self.instr(pc).operands;
@@ -313,6 +340,14 @@ impl Block<'_, '_> {
             self.land(t, copy);
         }
     }
+}
+
+/// Little-endian bytes (at most 8) as a value.
+fn le_value(bytes: &[u8]) -> u64 {
+    let mut value = [0u8; 8];
+    let len = bytes.len().min(8);
+    value[..len].copy_from_slice(&bytes[..len]);
+    u64::from_le_bytes(value)
 }
 
 #[cfg(test)]

@@ -22,7 +22,9 @@ impl Block<'_, '_> {
         enabled: &[u32],
     ) -> Result<(), ExecError> {
         match op {
-            Op::Ld { .. } | Op::St { .. } | Op::CpAsync { .. } => self.memory(pc, op, enabled),
+            Op::Ld { .. } | Op::St { .. } | Op::CpAsync { .. } | Op::Poll(_) | Op::AtomAdd(_) => {
+                self.memory(pc, op, enabled)
+            }
             Op::CpAsyncCommit | Op::CpAsyncWait(_) | Op::CpAsyncWaitAll => {
                 for &t in enabled {
                     self.copy_group(t, op);
@@ -45,7 +47,7 @@ impl Block<'_, '_> {
             }
             // Orderings the executor keeps anyway: every access is visible
             // to the async proxy and registers are never reordered.
-            Op::WgmmaFence | Op::FenceProxyAsync | Op::MembarCta => Ok(()),
+            Op::WgmmaFence | Op::FenceProxyAsync | Op::Fence => Ok(()),
             Op::Mov(_)
             | Op::Int(..)
             | Op::Float(..)
@@ -137,7 +139,9 @@ impl Block<'_, '_> {
             | Op::WgmmaCommit
             | Op::WgmmaWait(_)
             | Op::FenceProxyAsync
-            | Op::MembarCta
+            | Op::Fence
+            | Op::Poll(_)
+            | Op::AtomAdd(_)
             | Op::Shfl(_)
             | Op::Bar
             | Op::Bra
