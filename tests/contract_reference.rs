@@ -274,3 +274,92 @@ fn a_batched_matmul_multiplies_each_matrix_of_the_batch() {
         Some(2 * (m * n * k * l) as u128)
     );
 }
+
+/// An LSTM cell's contract in miniature (examples/lstm.gph): one product
+/// gives all four gates, `.tile(_, [N])[0, q]` takes gate q's columns, and
+/// the contract has two outputs, each evaluated.
+const LSTM: &str = "const N = 4
+kernel cell {
+    %x:[M, N : N, 1].fp16.GL
+    %c:[M, N : N, 1].fp32.GL
+    %w:[N, 4*N : 1, N].fp16.GL
+    %h2:[M, N : N, 1].fp16.GL
+    %c2:[M, N : N, 1].fp32.GL
+    contract {
+        %pre:[M, 4*N].fp32.GL
+        %pre <- MatMul<overwrite>(%x, %w)
+        %i:[M, N].fp32.GL
+        %i <- UnaryPointwise<sigmoid>(%pre.tile(_, [N])[0, 0])
+        %f:[M, N].fp32.GL
+        %f <- UnaryPointwise<sigmoid>(%pre.tile(_, [N])[0, 1])
+        %g:[M, N].fp32.GL
+        %g <- UnaryPointwise<tanh>(%pre.tile(_, [N])[0, 2])
+        %o:[M, N].fp32.GL
+        %o <- UnaryPointwise<sigmoid>(%pre.tile(_, [N])[0, 3])
+        %fc:[M, N].fp32.GL
+        %fc <- BinaryPointwise<mul>(%f, %c)
+        %ig:[M, N].fp32.GL
+        %ig <- BinaryPointwise<mul>(%i, %g)
+        %c2 <- BinaryPointwise<add>(%fc, %ig)
+        %tc:[M, N].fp32.GL
+        %tc <- UnaryPointwise<tanh>(%c2)
+        %h2 <- BinaryPointwise<mul>(%o, %tc)
+    }
+    #rows:[M].block
+    #t:[1].thread
+    %h2, %c2 <- Spec<<<#rows, #t>>>(%x, %c, %w) {
+        #me:[].thread = #t.scalar()
+        #one:[].block = #rows.scalar()
+        @r = #rows.indices()
+        for (col = 0; col < N; col += 1) {
+            %h2[@r, col] <- Move<<<#one, #me>>>(%x[@r, col])
+            %c2[@r, col] <- Move<<<#one, #me>>>(%c[@r, col])
+        }
+    }
+}
+";
+
+#[test]
+fn an_lstm_cell_contract_splits_the_gates_and_gives_both_outputs() {
+    let kernel = kernel(LSTM);
+    let m = 3;
+    let contract = Contract::of(&kernel, &[m as i64]).unwrap();
+    let (x, c, w) = (values(4 * m, 8), values(4 * m, 9), values(64, 10));
+    let params: [&[f64]; 5] = [&x, &c, &w, &[], &[]];
+    let outputs = contract.evaluate_outputs(&params).unwrap();
+    let names: Vec<&str> = outputs.iter().map(|e| e.output.as_str()).collect();
+    assert_eq!(names, ["%h2", "%c2"]);
+    let sigmoid = |v: f64| 1.0 / (1.0 + (-v).exp());
+    for row in 0..m {
+        for col in 0..4 {
+            // Gate q of column col is row q·N + col of the PyTorch weight.
+            let gate = |q: usize| -> f64 {
+                let dot: f64 = (0..4)
+                    .map(|k| x[row * 4 + k] * w[(q * 4 + col) * 4 + k])
+                    .sum();
+                round_to(Scalar::Fp32, dot)
+            };
+            let (i, f, g, o) = (
+                sigmoid(gate(0)),
+                sigmoid(gate(1)),
+                gate(2).tanh(),
+                sigmoid(gate(3)),
+            );
+            let c2 = f * c[row * 4 + col] + i * g;
+            let h2 = o * c2.tanh();
+            // Values come in element order: the first mode (rows) fastest.
+            let at = row + col * m;
+            // Each step rounds to fp32 on the way; H' ends in fp16.
+            assert!(
+                (outputs[1].values[at] - c2).abs() <= 1e-6,
+                "c' ({row}, {col})"
+            );
+            assert!(
+                (outputs[0].values[at] - h2).abs() <= 1e-3,
+                "h' ({row}, {col})"
+            );
+        }
+    }
+    let single = contract.evaluate(&params).unwrap_err();
+    assert!(single.to_string().contains("2 outputs"), "{single}");
+}

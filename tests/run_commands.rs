@@ -165,7 +165,7 @@ fn every_example_compiles_plans_and_has_a_contract() {
                 .contract
                 .as_ref()
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(contract.output.elements() > 0);
+            assert!(contract.outputs.iter().all(|output| output.elements() > 0));
             assert!(
                 compiled
                     .text

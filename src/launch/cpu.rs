@@ -8,7 +8,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::command::{CommandError, RunOptions, Selected};
-use super::fill::{element_type, expected_output, host_inputs, poison_flags};
+use super::fill::{element_type, expected_outputs, host_inputs, poison_flags};
 use super::plan::LaunchPlan;
 use super::report::{CheckOutcome, RunReport};
 use crate::compile::Compiled;
@@ -132,7 +132,7 @@ pub(super) fn run_on_cpu(
 }
 
 /// Runs `plan`'s kernel from `ptx` on the CPU: fills, poisons, executes;
-/// with `check`, compares the output with `contract` on the same inputs.
+/// with `check`, compares each output with `contract` on the same inputs.
 pub fn run_kernel_cpu(
     ptx: &str,
     plan: &LaunchPlan,
@@ -166,12 +166,12 @@ pub fn run_kernel_cpu(
     let mut report = RunReport::for_plan(plan);
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     if check {
-        report.check = Some(check_output(plan, contract, &host, &run)?);
+        report.check = Some(check_outputs(plan, contract, &host, &run)?);
     }
     Ok(CpuRun { report, exec: run })
 }
 
-fn check_output(
+fn check_outputs(
     plan: &LaunchPlan,
     contract: &Result<Contract, ReferenceError>,
     host: &[Option<Vec<u8>>],
@@ -181,10 +181,12 @@ fn check_output(
         Ok(contract) => contract,
         Err(reason) => return Ok(CheckOutcome::NoContract(reason.to_string())),
     };
-    let (expected, output) = expected_output(plan, contract, host)?;
-    let bytes = &run.outputs[output];
-    let ty = element_type(plan.params[output].scalar);
-    let actual = ty.to_f64(bytes)?;
-    let comparison = compare(&expected, &actual, &poison_flags(ty, bytes))?;
-    Ok(CheckOutcome::Compared(comparison))
+    let mut comparisons = Vec::new();
+    for (expected, output) in expected_outputs(plan, contract, host)? {
+        let bytes = &run.outputs[output];
+        let ty = element_type(plan.params[output].scalar);
+        let actual = ty.to_f64(bytes)?;
+        comparisons.push(compare(&expected, &actual, &poison_flags(ty, bytes))?);
+    }
+    Ok(CheckOutcome::Compared(comparisons))
 }

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::fill::{self, element_type, expected_output, poison_flags};
+use super::fill::{self, element_type, expected_outputs, poison_flags};
 use super::plan::LaunchPlan;
 use super::report::{BenchReport, CheckOutcome, RunReport, Stats, rotation_sets};
 use crate::reference::{Contract, ReferenceError, compare};
@@ -146,17 +146,19 @@ pub fn run_kernel(
             return Ok(report);
         }
     };
-    let (expected, output) = expected_output(plan, contract, &host)?;
-    let bytes = set.buffers[output].to_host().map_err(in_context(
-        plan,
-        &format!("reading back {}", expected.output),
-    ))?;
-    let ty = element_type(plan.params[output].scalar);
-    let actual = ty
-        .to_f64(&bytes)
-        .map_err(|e| in_context(plan, "reading back the output")(e.into()))?;
-    let comparison = compare(&expected, &actual, &poison_flags(ty, &bytes))?;
-    report.check = Some(CheckOutcome::Compared(comparison));
+    let mut comparisons = Vec::new();
+    for (expected, output) in expected_outputs(plan, contract, &host)? {
+        let reading = format!("reading back {}", expected.output);
+        let bytes = set.buffers[output]
+            .to_host()
+            .map_err(in_context(plan, &reading))?;
+        let ty = element_type(plan.params[output].scalar);
+        let actual = ty
+            .to_f64(&bytes)
+            .map_err(|e| in_context(plan, &reading)(e.into()))?;
+        comparisons.push(compare(&expected, &actual, &poison_flags(ty, &bytes))?);
+    }
+    report.check = Some(CheckOutcome::Compared(comparisons));
     Ok(report)
 }
 

@@ -87,14 +87,14 @@ pub fn host_inputs(
         .collect()
 }
 
-/// What `contract` expects of the output on the host inputs `host` (one
-/// entry per parameter of `plan`, `None` for those not filled), and the
-/// position in `plan.params` of the parameter it is compared with.
-pub fn expected_output(
+/// What `contract` expects of each output on the host inputs `host` (one
+/// entry per parameter of `plan`, `None` for those not filled), each with
+/// the position in `plan.params` of the parameter it is compared with.
+pub fn expected_outputs(
     plan: &LaunchPlan,
     contract: &Contract,
     host: &[Option<Vec<u8>>],
-) -> Result<(Expected, usize), ReferenceError> {
+) -> Result<Vec<(Expected, usize)>, ReferenceError> {
     let mut values: Vec<Vec<f64>> = Vec::with_capacity(plan.params.len());
     for (param, bytes) in plan.params.iter().zip(host) {
         values.push(match bytes {
@@ -105,18 +105,23 @@ pub fn expected_output(
         });
     }
     let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
-    let expected = contract.evaluate(&slices)?;
-    let output = plan
-        .params
-        .iter()
-        .position(|p| p.position == expected.param)
-        .ok_or_else(|| {
-            ReferenceError::Input(format!(
-                "{} is not a parameter of the launch",
-                expected.output
-            ))
-        })?;
-    Ok((expected, output))
+    contract
+        .evaluate_outputs(&slices)?
+        .into_iter()
+        .map(|expected| {
+            let output = plan
+                .params
+                .iter()
+                .position(|p| p.position == expected.param)
+                .ok_or_else(|| {
+                    ReferenceError::Input(format!(
+                        "{} is not a parameter of the launch",
+                        expected.output
+                    ))
+                })?;
+            Ok((expected, output))
+        })
+        .collect()
 }
 
 #[cfg(test)]

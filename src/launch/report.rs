@@ -11,8 +11,9 @@ use crate::reference::Comparison;
 /// What `--check` found.
 #[derive(Clone, PartialEq, Debug)]
 pub enum CheckOutcome {
-    /// The output compared with the reference.
-    Compared(Comparison),
+    /// Each output compared with the reference, in the outermost spec's
+    /// order.
+    Compared(Vec<Comparison>),
     /// The kernel has no contract the reference can evaluate (the reason).
     NoContract(String),
 }
@@ -51,7 +52,7 @@ impl RunReport {
     pub fn passed(&self) -> bool {
         match &self.check {
             None => true,
-            Some(CheckOutcome::Compared(comparison)) => comparison.passed(),
+            Some(CheckOutcome::Compared(comparisons)) => comparisons.iter().all(Comparison::passed),
             Some(CheckOutcome::NoContract(_)) => false,
         }
     }
@@ -74,9 +75,19 @@ impl RunReport {
         let _ = write!(line, "  {}  {:.3} ms  ", self.config, self.elapsed_ms);
         match &self.check {
             None => line.push_str("(not checked: add --check)"),
-            Some(CheckOutcome::Compared(comparison)) => {
-                let _ = write!(line, "{comparison}");
-            }
+            // One output's figures as they are; several each after its name.
+            Some(CheckOutcome::Compared(comparisons)) => match comparisons.as_slice() {
+                [comparison] => {
+                    let _ = write!(line, "{comparison}");
+                }
+                _ => {
+                    let figures: Vec<String> = comparisons
+                        .iter()
+                        .map(|comparison| format!("{}: {comparison}", comparison.output))
+                        .collect();
+                    line.push_str(&figures.join("; "));
+                }
+            },
             Some(CheckOutcome::NoContract(reason)) => line.push_str(reason),
         }
         line
@@ -279,7 +290,7 @@ pub fn rotation_sets(set_bytes: usize, device_bytes: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::MatMulShape;
+    use crate::reference::{MatMulShape, Tolerance};
 
     fn bench(work: Work) -> BenchReport {
         BenchReport {
@@ -381,5 +392,55 @@ mod tests {
         report.check = Some(CheckOutcome::NoContract("no contract".into()));
         assert_eq!(report.verdict(), "FAIL");
         assert!(report.line().ends_with("0.042 ms  no contract"));
+    }
+
+    fn comparison(output: &str, relative_error: f64) -> Comparison {
+        Comparison {
+            output: output.into(),
+            elements: 4,
+            max_abs_error: relative_error,
+            relative_error,
+            unwritten: 0,
+            non_finite: 0,
+            tolerance: Tolerance {
+                relative: 1e-2,
+                reason: "fp16 operands".into(),
+            },
+            worst: None,
+            first_unwritten: None,
+        }
+    }
+
+    #[test]
+    fn every_output_must_pass_and_each_is_named_when_there_are_several() {
+        let mut report = RunReport {
+            kernel: "lstm".into(),
+            dims: "B=4".into(),
+            config: "<<<1, 128, 0 B>>>".into(),
+            elapsed_ms: 1.0,
+            check: Some(CheckOutcome::Compared(vec![comparison("%Hn", 0.0)])),
+        };
+        assert!(report.passed());
+        assert!(
+            report.line().ends_with(
+                "1.000 ms  rel err 0.000e0 (tol 1e-2: fp16 operands), \
+                max abs err 0.000e0, unwritten 0/4, NaN/inf 0"
+            ),
+            "{}",
+            report.line()
+        );
+        report.check = Some(CheckOutcome::Compared(vec![
+            comparison("%Hn", 0.0),
+            comparison("%Cn", 0.5),
+        ]));
+        assert_eq!(report.verdict(), "FAIL");
+        let line = report.line();
+        let hn = line
+            .find("%Hn: rel err 0.000e0")
+            .expect("the first output, named");
+        let cn = line
+            .find("; %Cn: rel err 5.000e-1")
+            .expect("the second, after it");
+        assert!(hn < cn, "{line}");
     }
 }

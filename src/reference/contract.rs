@@ -122,16 +122,17 @@ pub struct Step {
 /// outermost built-in spec (one step), or its written `contract { … }`
 /// (docs/language.md, "Contracts").
 ///
-/// Rule: `steps` is non-empty; `output` is the outermost spec's output, a
-/// `GL` parameter that some step writes.
+/// Rule: `steps` is non-empty; `outputs` are the outermost spec's outputs,
+/// `GL` parameters that some step writes.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Contract {
     /// The kernel's name.
     pub kernel: String,
     /// The steps, in order.
     pub steps: Vec<Step>,
-    /// The kernel's output, as its outermost spec names it.
-    pub output: ResolvedView,
+    /// The kernel's outputs, as its outermost spec names them, in its order
+    /// (most kernels have one; an LSTM cell writes H' and C').
+    pub outputs: Vec<ResolvedView>,
 }
 
 /// The number of inputs each kind takes (the checker's rule E0252).
@@ -290,20 +291,15 @@ impl Contract {
                 .collect::<Result<Vec<_>, _>>()?,
             None => vec![Step::of(kernel, root, dims)?],
         };
-        let [output] = root.outputs.as_slice() else {
-            return Err(ReferenceError::Unsupported {
-                kernel: kernel.name.clone(),
-                detail: format!(
-                    "the outermost spec writes {} tensors; `--check` compares one",
-                    root.outputs.len()
-                ),
-            });
-        };
-        let output = resolve_whole(kernel, output, dims)?;
+        let outputs = root
+            .outputs
+            .iter()
+            .map(|output| resolve_whole(kernel, output, dims))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Contract {
             kernel: kernel.name.clone(),
             steps,
-            output,
+            outputs,
         })
     }
 

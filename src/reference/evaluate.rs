@@ -183,11 +183,13 @@ impl Contract {
         })
     }
 
-    /// The expected output for `params`: the host values of every `GL`
-    /// parameter, by ABI position (an output's entry is read only when the
-    /// contract accumulates into it). The steps run in order, each result
-    /// rounded into its output's element type.
-    pub fn evaluate(&self, params: &[&[f64]]) -> Result<Expected, ReferenceError> {
+    /// The expected values of every output, in the outermost spec's order,
+    /// for `params`: the host values of every `GL` parameter, by ABI
+    /// position (an output's entry is read only when the contract
+    /// accumulates into it). The steps run in order, each result rounded
+    /// into its output's element type; every output is compared against
+    /// the loosest of the steps' tolerances.
+    pub fn evaluate_outputs(&self, params: &[&[f64]]) -> Result<Vec<Expected>, ReferenceError> {
         let mut store = Store {
             params,
             written: BTreeMap::new(),
@@ -207,17 +209,34 @@ impl Contract {
                 *slot = value;
             }
         }
-        let out = &self.output;
-        let index = out.element_order()?;
-        let values = gather(&index, store.data(out)?, &out.name)?;
-        Ok(Expected {
-            output: out.name.clone(),
-            param: out.param.unwrap_or(u32::MAX),
-            scalar: out.scalar,
-            index,
-            values,
-            tolerance: self.tolerance(),
-        })
+        self.outputs
+            .iter()
+            .map(|out| {
+                let index = out.element_order()?;
+                let values = gather(&index, store.data(out)?, &out.name)?;
+                Ok(Expected {
+                    output: out.name.clone(),
+                    param: out.param.unwrap_or(u32::MAX),
+                    scalar: out.scalar,
+                    index,
+                    values,
+                    tolerance: self.tolerance(),
+                })
+            })
+            .collect()
+    }
+
+    /// The expected values of a kernel with one output
+    /// ([`Contract::evaluate_outputs`] for several).
+    pub fn evaluate(&self, params: &[&[f64]]) -> Result<Expected, ReferenceError> {
+        let mut outputs = self.evaluate_outputs(params)?;
+        match outputs.len() {
+            1 => Ok(outputs.remove(0)),
+            count => Err(ReferenceError::Unsupported {
+                kernel: self.kernel.clone(),
+                detail: format!("the contract has {count} outputs: `evaluate_outputs` gives each"),
+            }),
+        }
     }
 }
 

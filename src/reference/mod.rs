@@ -10,7 +10,8 @@
 //!
 //! - [`Contract::of`]: the outermost spec with the dims bound — its kind,
 //!   its operands as [`ResolvedView`]s, the MatMul problem size.
-//! - [`Contract::evaluate`]: the expected output values ([`Expected`]).
+//! - [`Contract::evaluate_outputs`]: the expected values of each output
+//!   ([`Expected`]).
 //! - [`compare`]: the GPU's output against them ([`Comparison`]: max abs
 //!   error, ‖out − ref‖/‖ref‖, unwritten and NaN counts, the verdict).
 //! - [`gemm_accumulate`]: the dense f64 GEMM underneath `MatMul`.
