@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use graphene::compile::{self, Options};
 use graphene::exec::FindingKind;
-use graphene::launch::{CpuRun, DimArg, run_kernel_cpu, select};
+use graphene::launch::{CheckOutcome, CpuRun, DimArg, run_kernel_cpu, select};
 
 fn say(line: &str) {
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
@@ -308,4 +308,28 @@ fn removing_the_grid_sync_is_a_wrong_result() {
     let runs = run_all("mlp.gph", &without(&text, "grid_sync"));
     assert!(runs.iter().all(|(_, run)| !run.report.passed()));
     assert!(runs[0].1.line().starts_with("FAIL"), "{}", runs[0].1.line());
+}
+
+/// Every output of a kernel is compared, not only the first: the LSTM
+/// cell storing tanh(C')·o (H', right) into C' fails on C' alone.
+#[test]
+fn a_wrong_second_output_is_a_wrong_result() {
+    let text = example("lstm.gph");
+    let wrong = replaced(
+        &text,
+        "%cnl[h, 0] <- Move<masked><<<#one, #me>>>(%c[h, 0])",
+        "%cnl[h, 0] <- Move<masked><<<#one, #me>>>(%th[h, 0])",
+    );
+    let runs = run_all("lstm.gph", &wrong);
+    let run = &runs[0].1;
+    assert!(run.exec.findings.is_empty(), "{:?}", run.exec.findings);
+    assert!(!run.report.passed(), "{}", run.line());
+    let Some(CheckOutcome::Compared(comparisons)) = &run.report.check else {
+        panic!("{}", run.line())
+    };
+    let verdicts: Vec<(&str, bool)> = comparisons
+        .iter()
+        .map(|c| (c.output.as_str(), c.passed()))
+        .collect();
+    assert_eq!(verdicts, [("%Hn", true), ("%Cn", false)], "{}", run.line());
 }
