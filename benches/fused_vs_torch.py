@@ -278,7 +278,7 @@ def bench_attention(torch, args, folder):
 
 
 # (batch, our tile defines): narrow tiles for small batches, the GEMM's for large ones.
-MLP_SHAPES = [(128, []), (4096, ["BM=128", "BN=256", "STAGES=4"])]
+MLP_SHAPES = [(128, []), (4096, ["BM=128", "BN=256", "STAGES=4", "SPLIT=1"])]
 MLP_LAYERS, MLP_HIDDEN = 20, 1024
 
 
