@@ -101,8 +101,14 @@ impl Checker {
     /// bounds and the extent are known.
     pub(super) fn check_range(&mut self, value: &Expr, extent_expr: &Expr, span: Span) {
         let mut bounds = self.bounds(value);
-        // An enclosing `if` may bound the value more tightly.
+        // An enclosing `if` may bound the value more tightly — below its
+        // least value when the `if` is never taken (`if (k + 2 < 1)` in a
+        // loop whose k is 0: an unrolled pipeline's refill past its last
+        // k-tile): then no execution reaches the coordinate.
         if let Some(guarded) = self.guard_bound(value).as_ref().and_then(Expr::as_const) {
+            if bounds.lo().is_some_and(|lo| guarded < lo) {
+                return;
+            }
             let hi = bounds.hi().map_or(guarded, |hi| hi.min(guarded));
             bounds = Interval::new(bounds.lo(), Some(hi)).unwrap_or(bounds);
         }

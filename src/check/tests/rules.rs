@@ -407,3 +407,23 @@ fn an_undecided_symbolic_coordinate_becomes_a_launch_requirement() {
         "{requirements:#?}"
     );
 }
+
+/// An `if` that an unrolled loop never takes guards coordinates it never
+/// evaluates: a pipeline's refill of k-tile `k + 2` under `k + 2 < KT` is
+/// accepted with one k-tile (the branch is dead for k = 0), while a guard
+/// that still lets the coordinate leave its mode is refused.
+#[test]
+fn a_branch_its_guard_never_takes_is_not_range_checked() {
+    let refill = |kt: i64, extent: i64| {
+        kernel_with(
+            &format!("%g:[{extent}].fp32.GL\n%v:[1].fp32.RF"),
+            &format!(
+                "for (k = 0; k < {kt}; k += 1) {{\n    if (k + 2 < {kt}) {{\n        \
+                 %v <- Move<<<#b, #t.scalar()>>>(%g[k + 2])\n    }}\n}}"
+            ),
+        )
+    };
+    assert_eq!(codes_of(&refill(1, 1)), Vec::<&str>::new());
+    assert_eq!(codes_of(&refill(4, 4)), Vec::<&str>::new());
+    assert_eq!(codes_of(&refill(4, 3)), [codes::OUT_OF_RANGE]);
+}
