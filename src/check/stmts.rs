@@ -102,6 +102,7 @@ impl Checker {
             occupancy,
             root,
             contract,
+            tensor_maps: Vec::new(),
         };
         for diagnostic in super::barriers::check_barriers(&checked) {
             self.report(diagnostic);

@@ -184,6 +184,15 @@ fn bind_args(entry: &Entry, args: &[Arg]) -> Result<(Globals, Vec<u64>), ExecErr
                 globals.buffers.push(bytes.clone());
             }
             Arg::U32(value) if param.bytes == 4 => params.push(u64::from(*value)),
+            Arg::TensorMap(_) => {
+                return Err(ExecError::Arguments {
+                    kernel: entry.name.clone(),
+                    message: format!(
+                        "parameter `{}` is a tensor map, which this executor does not run yet",
+                        param.name
+                    ),
+                });
+            }
             Arg::Buffer(_) | Arg::U32(_) => {
                 return Err(ExecError::Arguments {
                     kernel: entry.name.clone(),

@@ -30,6 +30,29 @@ pub enum Arg {
     Buffer(Vec<u8>),
     /// A 32-bit scalar.
     U32(u32),
+    /// A tensor map passed by value (a 128-byte `.param`), in the
+    /// executor's own encoding of what the driver would be given.
+    TensorMap(TensorMapArg),
+}
+
+/// What a tensor map describes (`launch::TensorMapPlan`, the buffer named
+/// by its index among the [`Arg::Buffer`]s).
+///
+/// Rule: as `launch::TensorMapPlan`.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TensorMapArg {
+    /// Index of the global buffer among the `Arg::Buffer` arguments.
+    pub buffer: usize,
+    /// Bytes per element.
+    pub element_bytes: u32,
+    /// Elements per dim, innermost first.
+    pub extents: Vec<u64>,
+    /// Bytes between consecutive indices of dims 1, 2, ….
+    pub strides_bytes: Vec<u64>,
+    /// The box, elements per dim, innermost first.
+    pub boxes: Vec<u32>,
+    /// The shared-memory swizzle's span in bytes (0: none).
+    pub swizzle_bytes: u32,
 }
 
 /// The bank-conflict degree of one shared-memory instruction: the most

@@ -59,6 +59,68 @@ pub struct Kernel {
     /// The written contract of a fused kernel (`contract { … }`), whose
     /// outermost spec is the generic `Spec`.
     pub contract: Option<Contract>,
+    /// The tensor maps its `Move<tma>` copies read through, in the order of
+    /// their 128-byte `.param`s (after the dims' `.u32`s).
+    pub tensor_maps: Vec<TensorMap>,
+}
+
+/// A tensor map (the Tensor Memory Accelerator's descriptor) of one `GL`
+/// parameter: the whole tensor as the hardware sees it, and the box one
+/// `Move<tma>` copies (docs/language.md, "Bulk tensor copies").
+///
+/// Rule: `dims[0]` is the tensor's stride-1 mode; every other stride, in
+/// bytes, is a multiple of 16 (a launch requirement); `boxes[i]` ≤ 256
+/// elements, `boxes[0]` · element bytes a multiple of 16 and, swizzled, at
+/// most the swizzle's span. The box lands in shared memory in the order of
+/// `dims`, innermost first, under `swizzle`; elements past the tensor's
+/// extents land as zero and count toward the bytes the barrier expects.
+#[derive(Clone, PartialEq, Debug)]
+pub struct TensorMap {
+    /// The `GL` parameter it describes.
+    pub tensor: BufferId,
+    /// The tensor's modes in the map's order, innermost first.
+    pub dims: Vec<MapDim>,
+    /// The box: elements per map dim, innermost first.
+    pub boxes: Vec<u32>,
+    /// How the box's 16-byte chunks are permuted in shared memory.
+    pub swizzle: TmaSwizzle,
+}
+
+/// One mode of a tensor map.
+#[derive(Clone, PartialEq, Debug)]
+pub struct MapDim {
+    /// Which top-level mode of the tensor's (one-level) type.
+    pub mode: usize,
+    /// Its extent, over dims.
+    pub extent: Expr,
+    /// Its stride in elements, over dims (1 for the innermost).
+    pub stride: Expr,
+}
+
+/// A tensor map's shared-memory swizzle: the 16-byte chunk index XORed with
+/// the address bits above the span (CuTe's `Swizzle<B, 4, 3>` on bytes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TmaSwizzle {
+    /// Stored as the box is.
+    None,
+    /// 32-byte span (`Swizzle<1, 4, 3>` on bytes).
+    Span32,
+    /// 64-byte span (`Swizzle<2, 4, 3>` on bytes).
+    Span64,
+    /// 128-byte span (`Swizzle<3, 4, 3>` on bytes).
+    Span128,
+}
+
+impl TmaSwizzle {
+    /// The span in bytes (0 without a swizzle), as the driver's enum is named.
+    pub fn span_bytes(self) -> u32 {
+        match self {
+            TmaSwizzle::None => 0,
+            TmaSwizzle::Span32 => 32,
+            TmaSwizzle::Span64 => 64,
+            TmaSwizzle::Span128 => 128,
+        }
+    }
 }
 
 impl Kernel {

@@ -43,7 +43,9 @@ pub use fill::{element_type, fill_bytes, host_inputs, poison_flags};
 pub use manifest::{
     DEFAULT_DYNAMIC_SHARED_BYTES, MANIFEST_VERSION, MAX_GRID_YZ, PARAM_ALIGN_BYTES, manifest,
 };
-pub use plan::{LaunchPlan, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, ParamPlan, Role, Source, Work};
+pub use plan::{
+    LaunchPlan, MAX_BLOCK_THREADS, MAX_GRID_BLOCKS, ParamPlan, Role, Source, TensorMapPlan, Work,
+};
 pub use report::{
     BenchReport, CheckOutcome, MAX_SETS, ROTATION_BYTES, Rate, RunReport, Stats, json_rows,
     rotation_sets,

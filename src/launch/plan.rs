@@ -140,8 +140,35 @@ pub struct LaunchPlan {
     pub cooperative: bool,
     /// The global tensors, in ABI order.
     pub params: Vec<ParamPlan>,
+    /// The tensor maps, passed by value after the dims (`ir::TensorMap`).
+    pub tensor_maps: Vec<TensorMapPlan>,
     /// The work of one launch.
     pub work: Work,
+}
+
+/// One tensor map of a launch, its dims bound: what
+/// `cuTensorMapEncodeTiled` is given (the driver), or what the CPU
+/// executor decodes (its own encoding).
+///
+/// Rule: `extents`, `boxes` innermost first, all of one length (1 to 5);
+/// `strides_bytes` has one entry per dim but the innermost, each a
+/// multiple of 16; `swizzle_bytes` is 0, 32, 64 or 128.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TensorMapPlan {
+    /// `%name` of the tensor it describes.
+    pub tensor: String,
+    /// That tensor's position among the global parameters (`ParamPlan::position`).
+    pub position: u32,
+    /// Element type.
+    pub scalar: Scalar,
+    /// Elements per dim, innermost first.
+    pub extents: Vec<u64>,
+    /// Bytes between consecutive indices of dims 1, 2, ….
+    pub strides_bytes: Vec<u64>,
+    /// The box, elements per dim, innermost first.
+    pub boxes: Vec<u32>,
+    /// The shared-memory swizzle's span in bytes (0: none).
+    pub swizzle_bytes: u32,
 }
 
 fn eval(kernel: &Kernel, expr: &Expr, dims: &[i64], what: &str) -> Result<i64, PlanError> {
@@ -270,6 +297,60 @@ fn work(kernel: &Kernel, dims: &[i64]) -> Work {
     Work::Bytes(bytes)
 }
 
+/// The kernel's tensor maps with `dims` bound; a stride that is not a
+/// multiple of 16 bytes is refused here, naming the tensor, before the
+/// driver would.
+fn tensor_maps(
+    kernel: &Kernel,
+    dims: &[i64],
+    params: &[ParamPlan],
+) -> Result<Vec<TensorMapPlan>, PlanError> {
+    let mut plans = Vec::with_capacity(kernel.tensor_maps.len());
+    for map in &kernel.tensor_maps {
+        let buffer = kernel.buffers.get(map.tensor.0 as usize);
+        let param = buffer.and_then(|buffer| {
+            params
+                .iter()
+                .find(|param| param.name == format!("%{}", buffer.name))
+        });
+        let (Some(buffer), Some(param)) = (buffer, param) else {
+            return Err(PlanError::Eval(format!(
+                "kernel `{}`: a tensor map of buffer {} that is no global parameter",
+                kernel.name, map.tensor.0
+            )));
+        };
+        let bytes = u64::from(buffer.ty.scalar.bytes());
+        let mut extents = Vec::with_capacity(map.dims.len());
+        let mut strides_bytes = Vec::with_capacity(map.dims.len());
+        for (i, dim) in map.dims.iter().enumerate() {
+            let what = format!("the extent of %{}'s mode {}", buffer.name, dim.mode);
+            extents.push(eval(kernel, &dim.extent, dims, &what)? as u64);
+            if i > 0 {
+                let what = format!("the stride of %{}'s mode {}", buffer.name, dim.mode);
+                let stride = eval(kernel, &dim.stride, dims, &what)? as u64 * bytes;
+                if stride % 16 != 0 {
+                    return Err(PlanError::Launch(format!(
+                        "kernel `{}`: the tensor map of %{} needs every stride but the \
+                         innermost to be a multiple of 16 bytes; mode {} has {stride} bytes",
+                        kernel.name, buffer.name, dim.mode
+                    )));
+                }
+                strides_bytes.push(stride);
+            }
+        }
+        plans.push(TensorMapPlan {
+            tensor: param.name.clone(),
+            position: param.position,
+            scalar: buffer.ty.scalar,
+            extents,
+            strides_bytes,
+            boxes: map.boxes.clone(),
+            swizzle_bytes: map.swizzle.span_bytes(),
+        });
+    }
+    Ok(plans)
+}
+
 impl LaunchPlan {
     /// The plan of `kernel` with `dims` (its dims' values, in order, from
     /// [`DimValues::bind`](super::DimValues::bind)) and the dynamic shared
@@ -359,6 +440,7 @@ impl LaunchPlan {
             block: block as u32,
             dynamic_shared_bytes,
             cooperative: kernel.has_grid_barrier(),
+            tensor_maps: tensor_maps(kernel, dims, &params)?,
             params,
             work: work(kernel, dims),
         })

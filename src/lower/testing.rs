@@ -189,6 +189,7 @@ impl KernelBuilder {
                     span: Span::new(0, 1),
                 },
                 contract: None,
+                tensor_maps: Vec::new(),
             },
         }
     }
