@@ -19,15 +19,20 @@ pub enum Scalar {
     I32,
     /// 32-bit unsigned integer.
     U32,
+    /// A barrier object of shared memory (`mbarrier`, 8 bytes): no number,
+    /// only the operand of `Init<count>`, `Move<tma>`, `mbarrier_arrive`
+    /// and `mbarrier_wait` (docs/language.md, "Bulk tensor copies").
+    Mbarrier,
 }
 
 /// The names of the scalar types as printed, with their variants.
-pub const SCALAR_NAMES: [(&str, Scalar); 5] = [
+pub const SCALAR_NAMES: [(&str, Scalar); 6] = [
     ("fp16", Scalar::Fp16),
     ("bf16", Scalar::Bf16),
     ("fp32", Scalar::Fp32),
     ("i32", Scalar::I32),
     ("u32", Scalar::U32),
+    ("mbarrier", Scalar::Mbarrier),
 ];
 
 impl Scalar {
@@ -36,6 +41,7 @@ impl Scalar {
         match self {
             Scalar::Fp16 | Scalar::Bf16 => 2,
             Scalar::Fp32 | Scalar::I32 | Scalar::U32 => 4,
+            Scalar::Mbarrier => 8,
         }
     }
 
@@ -47,6 +53,7 @@ impl Scalar {
             Scalar::Fp32 => "fp32",
             Scalar::I32 => "i32",
             Scalar::U32 => "u32",
+            Scalar::Mbarrier => "mbarrier",
         }
     }
 }

@@ -132,7 +132,11 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                     ));
                 }
             }
-            Stmt::Commit { .. } | Stmt::Wait { .. } => {}
+            Stmt::Commit { .. }
+            | Stmt::Wait { .. }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => {}
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Grouped by subject: names `E020x`, integers `E021x`, types and their
 //! operations `E022x`, thread groups and the launch `E023x`, memories
 //! `E024x`, specs `E025x`, control flow `E026x`, kernel attributes `E027x`,
-//! coverage and races `E028x`.
+//! coverage and races `E028x`, barriers of shared memory and bulk copies
+//! `E029x`.
 
 /// A name that is not defined where it is used.
 pub const UNDEFINED: &str = "E0200";
@@ -167,8 +168,26 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
 
+/// A barrier (`mbarrier`) where it cannot be: outside shared memory, as a
+/// data operand, or a barrier statement's operand that is not one barrier.
+pub const MBARRIER_USE: &str = "E0290";
+/// A `Move<tma>` the Tensor Memory Accelerator cannot do: its source not a
+/// box of a global parameter, its destination not laid out as the box
+/// lands, a box past the hardware's limits, or no barrier to complete on.
+pub const TMA_FORM: &str = "E0291";
+/// A shared tile that a `Move<tma>` writes, read before a wait on the
+/// barrier the copy completes on.
+pub const TMA_EARLY_READ: &str = "E0292";
+/// A barrier whose phases cannot complete: waited on or arrived at but
+/// never initialised with `Init<count>`, or waited on with nothing that
+/// arrives on it.
+pub const PHASE_NEVER_COMPLETES: &str = "E0293";
+/// `setmaxnreg(N)` with N not a multiple of 8 in 24 to 256, or in a kernel
+/// without `max_registers` (the budget it moves from).
+pub const SETMAXNREG: &str = "E0294";
+
 /// Every checker code, in order.
-pub const ALL: [&str; 59] = [
+pub const ALL: [&str; 64] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -228,4 +247,9 @@ pub const ALL: [&str; 59] = [
     WRITTEN_TWICE,
     UNSYNCHRONISED_WRITES,
     COVERAGE_NOT_PROVED,
+    MBARRIER_USE,
+    TMA_FORM,
+    TMA_EARLY_READ,
+    PHASE_NEVER_COMPLETES,
+    SETMAXNREG,
 ];

@@ -40,6 +40,8 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Sync(_) => Some("a barrier"),
         StmtKind::Commit(_) => Some("a commit"),
         StmtKind::Wait(..) => Some("a wait"),
+        StmtKind::Arrive(_) | StmtKind::WaitPhase(..) => Some("a barrier statement"),
+        StmtKind::SetMaxRegisters(_) => Some("a `setmaxnreg`"),
         StmtKind::Contract(_) => Some("a nested `contract`"),
         StmtKind::Require(_) => Some("a `require`"),
     }
@@ -112,6 +114,9 @@ impl Checker {
                 | StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
+                | StmtKind::Arrive(_)
+                | StmtKind::WaitPhase(..)
+                | StmtKind::SetMaxRegisters(_)
                 | StmtKind::Contract(_)
                 | StmtKind::Require(_) => {
                     let what = refused_statement(&stmt.kind).unwrap_or("this statement");

@@ -356,7 +356,11 @@ impl<'k, 'o> Walk<'k, 'o> {
                     }
                 }
                 Stmt::Sync { .. } => self.observer.barrier(),
-                Stmt::Commit { .. } | Stmt::Wait { .. } => {}
+                Stmt::Commit { .. }
+                | Stmt::Wait { .. }
+                | Stmt::Arrive { .. }
+                | Stmt::WaitPhase { .. }
+                | Stmt::SetMaxRegisters { .. } => {}
             }
         }
         Ok(())
@@ -537,7 +541,12 @@ fn writes_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> bool 
             writes_followed(&if_stmt.then_body, followed)
                 || writes_followed(&if_stmt.else_body, followed)
         }
-        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. }
+        | Stmt::Commit { .. }
+        | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
     })
 }
 
@@ -557,7 +566,12 @@ fn overwrites_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> b
             overwrites_followed(&if_stmt.then_body, followed)
                 || overwrites_followed(&if_stmt.else_body, followed)
         }
-        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. }
+        | Stmt::Commit { .. }
+        | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
     })
 }
 
@@ -570,7 +584,11 @@ fn has_sync(stmts: &[Stmt]) -> bool {
         Stmt::For(for_stmt) => has_sync(&for_stmt.body),
         Stmt::If(if_stmt) => has_sync(&if_stmt.then_body) || has_sync(&if_stmt.else_body),
         Stmt::Sync { .. } => true,
-        Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Commit { .. }
+        | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
     })
 }
 
@@ -601,7 +619,12 @@ fn mentions_loop(stmts: &[Stmt], var: u32, followed: &dyn Fn(BufferId) -> bool) 
                 || mentions_loop(&if_stmt.then_body, var, followed)
                 || mentions_loop(&if_stmt.else_body, var, followed)
         }
-        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. }
+        | Stmt::Commit { .. }
+        | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
     })
 }
 

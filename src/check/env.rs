@@ -178,6 +178,8 @@ pub(crate) struct KernelState {
     pub params: Vec<ir::BufferId>,
     /// Launch-time conditions on the dims, without repeats.
     pub requirements: Vec<Requirement>,
+    /// The tensor maps of its `Move<tma>` copies, without repeats.
+    pub tensor_maps: Vec<ir::TensorMap>,
 }
 
 /// An identifier's meaning in an integer expression.
@@ -287,6 +289,9 @@ impl Checker {
                 StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
+                | StmtKind::Arrive(_)
+                | StmtKind::WaitPhase(..)
+                | StmtKind::SetMaxRegisters(_)
                 | StmtKind::Require(_) => {}
             }
         }

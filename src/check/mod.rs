@@ -36,6 +36,7 @@ mod rules;
 mod session;
 mod stmts;
 mod symbolic;
+pub mod tma;
 mod types;
 mod views;
 mod widths;

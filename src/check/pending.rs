@@ -201,7 +201,10 @@ impl Walk<'_> {
             | Stmt::Wait {
                 queue: AsyncQueue::Copies,
                 ..
-            } => pending,
+            }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => pending,
         }
     }
 

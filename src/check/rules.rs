@@ -20,6 +20,7 @@ use super::symbolic::{constant_layout, levels_size, modes, normalize, same, size
 /// `(outputs, inputs)` a kind takes; `None` for any number.
 fn arity(kind: &SpecKind) -> Option<(usize, usize)> {
     match kind {
+        SpecKind::Move { tma: true, .. } => Some((1, 2)),
         SpecKind::Move { .. }
         | SpecKind::Unary(_)
         | SpecKind::Reduction { .. }
@@ -43,6 +44,7 @@ fn plural(n: usize, word: &str) -> String {
 /// The example shape of a spec of each kind, for help lines.
 fn example(kind: &SpecKind) -> &'static str {
     match kind {
+        SpecKind::Move { tma: true, .. } => "%tile <- Move<tma><<<#b, #t>>>(%in, %bar[s])",
         SpecKind::Move { .. } => "%out <- Move<<<#b, #t>>>(%in)",
         SpecKind::MatMul { .. } => "%c <- MatMul<<<#b, #t>>>(%a, %b)",
         SpecKind::Unary(_) => "%y <- UnaryPointwise<exp><<<#b, #t>>>(%x)",
@@ -172,8 +174,12 @@ impl Checker {
             );
         }
         self.broadcast_outputs(kind, outputs);
+        self.barrier_operands(kind, outputs, inputs);
         let lanes = self.lanes(threads);
         match kind {
+            SpecKind::Move { tma: true, .. } => {
+                self.bulk_copy_rules(spec, &outputs[0], inputs);
+            }
             SpecKind::Move { asynchronous, .. } => {
                 if *asynchronous {
                     self.async_memories(&outputs[0], &inputs[0], spec.kind_span);
@@ -248,6 +254,8 @@ impl Checker {
             Scalar::Fp32 => (f64::from(f32::MIN), f64::from(f32::MAX), false),
             Scalar::I32 => (f64::from(i32::MIN), f64::from(i32::MAX), true),
             Scalar::U32 => (0.0, f64::from(u32::MAX), true),
+            // `Init<count>` of a barrier: an arrival count (1 to 2^20 - 1, `mbarrier.init`).
+            Scalar::Mbarrier => (1.0, f64::from((1u32 << 20) - 1), true),
         };
         let fits = if value.is_infinite() {
             !integral

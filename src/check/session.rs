@@ -291,6 +291,9 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::Sync(_)
         | StmtKind::Commit(_)
         | StmtKind::Wait(..)
+        | StmtKind::Arrive(_)
+        | StmtKind::WaitPhase(..)
+        | StmtKind::SetMaxRegisters(_)
         | StmtKind::Contract(_)
         | StmtKind::Require(_) => Shown::Nothing,
     }

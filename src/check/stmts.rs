@@ -27,6 +27,9 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Commit(AsyncQueue::Mma) => Some("`mma_commit`"),
         StmtKind::Wait(AsyncQueue::Copies, _) => Some("`async_wait`"),
         StmtKind::Wait(AsyncQueue::Mma, _) => Some("`mma_wait`"),
+        StmtKind::Arrive(_) => Some("`mbarrier_arrive`"),
+        StmtKind::WaitPhase(..) => Some("`mbarrier_wait`"),
+        StmtKind::SetMaxRegisters(_) => Some("`setmaxnreg`"),
         StmtKind::Contract(_) => Some("`contract`"),
         StmtKind::Require(_) => Some("`require`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
@@ -102,9 +105,12 @@ impl Checker {
             occupancy,
             root,
             contract,
-            tensor_maps: Vec::new(),
+            tensor_maps: self.kernel.tensor_maps.clone(),
         };
         for diagnostic in super::barriers::check_barriers(&checked) {
+            self.report(diagnostic);
+        }
+        for diagnostic in super::tma::check_kernel(&checked) {
             self.report(diagnostic);
         }
         // Coverage walks the kernel with its types known: only a kernel
@@ -134,7 +140,10 @@ impl Checker {
             | StmtKind::If(_)
             | StmtKind::Sync(_)
             | StmtKind::Commit(_)
-            | StmtKind::Wait(..) => {
+            | StmtKind::Wait(..)
+            | StmtKind::Arrive(_)
+            | StmtKind::WaitPhase(..)
+            | StmtKind::SetMaxRegisters(_) => {
                 let what = control_name(&stmt.kind).unwrap_or("this statement");
                 self.report(
                     Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
@@ -184,6 +193,9 @@ impl Checker {
                 span: stmt.span,
             }),
             StmtKind::Wait(queue, count) => self.wait(*queue, count, stmt.span),
+            StmtKind::Arrive(barrier) => self.arrive(barrier, stmt.span),
+            StmtKind::WaitPhase(barrier, parity) => self.wait_phase(barrier, parity, stmt.span),
+            StmtKind::SetMaxRegisters(count) => self.set_max_registers(count, stmt.span),
             StmtKind::Require(cond) => {
                 self.report(
                     Diagnostic::error(
@@ -256,9 +268,11 @@ impl Checker {
             ast::SpecKind::Move {
                 asynchronous,
                 masked,
+                tma,
             } => ir::SpecKind::Move {
                 asynchronous: *asynchronous,
                 masked: *masked,
+                tma: *tma,
             },
             ast::SpecKind::MatMul {
                 overwrite,

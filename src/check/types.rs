@@ -115,6 +115,20 @@ impl Checker {
             Some(written) => self.swizzle(written, ty.memory).map(Some),
         };
         let scalar = self.scalar_choice(&ty.scalar);
+        if let Ok(Scalar::Mbarrier) = scalar
+            && ty.memory != Memory::Shared
+        {
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::MBARRIER_USE,
+                    format!("barriers in {}", ty.memory.name()),
+                    ty.span,
+                )
+                .with_label("an `mbarrier` lives in shared memory")
+                .with_note("the copies and threads of one block arrive at it and wait on it there")
+                .with_help("declare it `.SH`, e.g. `%full:[STAGES].mbarrier.SH`"),
+            ));
+        }
         Ok(WrittenTensorType {
             levels: levels?,
             scalar: scalar?,

@@ -109,7 +109,12 @@ impl Prover {
                         self.collect_loops(body);
                     }
                 }
-                ir::Stmt::Sync { .. } | ir::Stmt::Commit { .. } | ir::Stmt::Wait { .. } => {}
+                ir::Stmt::Sync { .. }
+                | ir::Stmt::Commit { .. }
+                | ir::Stmt::Wait { .. }
+                | ir::Stmt::Arrive { .. }
+                | ir::Stmt::WaitPhase { .. }
+                | ir::Stmt::SetMaxRegisters { .. } => {}
             }
         }
     }

@@ -133,7 +133,11 @@ impl Kernel {
                 Stmt::Spec(spec) => spec.body.as_deref().is_some_and(holds),
                 Stmt::For(each) => holds(&each.body),
                 Stmt::If(branch) => holds(&branch.then_body) || holds(&branch.else_body),
-                Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+                Stmt::Commit { .. }
+                | Stmt::Wait { .. }
+                | Stmt::Arrive { .. }
+                | Stmt::WaitPhase { .. }
+                | Stmt::SetMaxRegisters { .. } => false,
             })
         }
         self.root.body.as_deref().is_some_and(holds)
@@ -369,6 +373,42 @@ pub enum Stmt {
         /// The statement.
         span: Span,
     },
+    /// `mbarrier_arrive(%bar[s])`: each thread that reaches it arrives once.
+    ///
+    /// Rule: `barrier` is one element of a shared `mbarrier` tensor.
+    Arrive {
+        /// The barrier.
+        barrier: View,
+        /// The statement.
+        span: Span,
+    },
+    /// `mbarrier_wait(%bar[s], P)`: each thread that reaches it waits until
+    /// the barrier's phase of parity `P` has completed (the phase it is in
+    /// has the other parity).
+    ///
+    /// Rule: `barrier` is one element of a shared `mbarrier` tensor;
+    /// `parity` is 0 or 1 wherever it is evaluated (`(k / STAGES) % 2`).
+    WaitPhase {
+        /// The barrier.
+        barrier: View,
+        /// The parity of the phase waited for.
+        parity: Expr,
+        /// The statement.
+        span: Span,
+    },
+    /// `setmaxnreg(N)`: the warpgroup that reaches it, all 128 threads
+    /// together, moves its register budget to `count` per thread — up from
+    /// the kernel's `max_registers` with `setmaxnreg.inc`, or down with
+    /// `.dec`.
+    ///
+    /// Rule: `count` is a multiple of 8 in 24..=256; the kernel states
+    /// `max_registers`.
+    SetMaxRegisters {
+        /// Registers per thread.
+        count: u32,
+        /// The statement.
+        span: Span,
+    },
 }
 
 /// `outs <- Kind<<<#blocks, #threads>>>(ins) { body }?`
@@ -406,6 +446,12 @@ pub enum SpecKind {
         asynchronous: bool,
         /// `Move<masked>`.
         masked: bool,
+        /// `Move<tma>`: a bulk tensor copy global → shared of one box of
+        /// a kernel tensor map, issued by each thread that executes it,
+        /// completing on its second input, a barrier (which it arrives at
+        /// once, expecting the box's bytes). Elements past the tensor land
+        /// as zero.
+        tma: bool,
     },
     /// `C = C + A·B`, or `C = A·B` when `accumulate` is false
     /// (`MatMul<overwrite>`). Rule: an `asynchronous` MatMul (`MatMul<async>`,
@@ -470,7 +516,8 @@ impl SpecKind {
     /// to reach past a partial tile.
     pub fn masked(&self) -> bool {
         match self {
-            SpecKind::Move { masked, .. } => *masked,
+            // A bulk copy lands elements past the tensor as zeros.
+            SpecKind::Move { masked, tma, .. } => *masked || *tma,
             SpecKind::MatMul { .. }
             | SpecKind::Unary(_)
             | SpecKind::Binary(_)

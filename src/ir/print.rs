@@ -310,11 +310,13 @@ impl fmt::Display for SpecKind {
             SpecKind::Move {
                 asynchronous,
                 masked,
-            } => f.write_str(match (asynchronous, masked) {
-                (false, false) => "Move",
-                (true, false) => "Move<async>",
-                (false, true) => "Move<masked>",
-                (true, true) => "Move<async, masked>",
+                tma,
+            } => f.write_str(match (asynchronous, masked, tma) {
+                (_, _, true) => "Move<tma>",
+                (false, false, false) => "Move",
+                (true, false, false) => "Move<async>",
+                (false, true, false) => "Move<masked>",
+                (true, true, false) => "Move<async, masked>",
             }),
             SpecKind::MatMul {
                 accumulate,
@@ -471,6 +473,18 @@ fn write_body(out: &mut String, names: &Names, body: &[Stmt], depth: usize) -> f
             Stmt::Wait { queue, pending, .. } => {
                 writeln!(out, "{indent}{}({pending})", queue.wait_keyword())?;
             }
+            Stmt::Arrive { barrier, .. } => {
+                writeln!(out, "{indent}mbarrier_arrive({})", barrier.display(names))?;
+            }
+            Stmt::WaitPhase {
+                barrier, parity, ..
+            } => writeln!(
+                out,
+                "{indent}mbarrier_wait({}, {})",
+                barrier.display(names),
+                parity.display(names)
+            )?,
+            Stmt::SetMaxRegisters { count, .. } => writeln!(out, "{indent}setmaxnreg({count})")?,
         }
     }
     Ok(())

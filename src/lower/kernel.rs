@@ -78,6 +78,8 @@ pub struct KernelLowering<'a, 'c> {
     /// The grid barrier's counter, a module-scope `.global` word, when the
     /// kernel holds a `grid_sync`.
     pub grid_counter: Option<Symbol>,
+    /// The tensor maps' `.param`s, in the kernel's order.
+    pub tensor_maps: Vec<Symbol>,
 }
 
 /// Lowers `kernel` into an entry. `taken` holds the names already used at
@@ -212,6 +214,12 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             let name = unique_name(&dim.name, &mut entry_names);
             out.dim_param(&name)?;
         }
+        let mut tensor_maps = Vec::with_capacity(kernel.tensor_maps.len());
+        for (index, map) in kernel.tensor_maps.iter().enumerate() {
+            let tensor = buffer(kernel, map.tensor)?;
+            let name = unique_name(&format!("tmap{index}_{}", tensor.name), &mut entry_names);
+            tensor_maps.push(out.param(&name, ParamType::TensorMap)?);
+        }
         for (index, buffer) in kernel.buffers.iter().enumerate() {
             let unplaced = match (&buffer.kind, &storage[index]) {
                 (BufferKind::Param(_), Storage::Global { .. })
@@ -247,7 +255,17 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             async_proxy_reads: reads_shared_in_matmul(std::slice::from_ref(&kernel.root)),
             scratch: plan.scratch,
             grid_counter,
+            tensor_maps,
         })
+    }
+
+    /// The byte offset of a shared buffer's slice in its array (`None` for
+    /// other storage).
+    pub fn shared_slice_offset(&self, id: BufferId) -> Option<u32> {
+        match self.storage.get(id.0 as usize)? {
+            Storage::Shared { offset, .. } => Some(*offset),
+            Storage::Global { .. } | Storage::Registers => None,
+        }
     }
 
     /// The buffer `id` of this kernel.
@@ -317,6 +335,11 @@ fn body_reads_shared_in_matmul(body: &[Stmt]) -> bool {
             body_reads_shared_in_matmul(&branch.then_body)
                 || body_reads_shared_in_matmul(&branch.else_body)
         }
-        Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => false,
+        Stmt::Sync { .. }
+        | Stmt::Commit { .. }
+        | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
     })
 }

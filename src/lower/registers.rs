@@ -30,7 +30,7 @@ pub enum Slot {
 pub fn word_class(scalar: Scalar) -> RegClass {
     match scalar {
         Scalar::Fp32 => RegClass::F32,
-        Scalar::Fp16 | Scalar::Bf16 | Scalar::I32 | Scalar::U32 => RegClass::B32,
+        Scalar::Fp16 | Scalar::Bf16 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => RegClass::B32,
     }
 }
 
@@ -39,7 +39,7 @@ pub fn word_class(scalar: Scalar) -> RegClass {
 pub fn half_class(scalar: Scalar) -> RegClass {
     match scalar {
         Scalar::Fp16 => RegClass::F16,
-        Scalar::Bf16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 => RegClass::B16,
+        Scalar::Bf16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => RegClass::B16,
     }
 }
 

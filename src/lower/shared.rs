@@ -213,7 +213,12 @@ fn most_in_body(body: &[Stmt]) -> Option<i64> {
             Stmt::If(branch) => {
                 most_in_body(&branch.then_body).max(most_in_body(&branch.else_body))
             }
-            Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => None,
+            Stmt::Sync { .. }
+            | Stmt::Commit { .. }
+            | Stmt::Wait { .. }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => None,
         })
         .max()
 }

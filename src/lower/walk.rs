@@ -95,6 +95,36 @@ impl KernelLowering<'_, '_> {
                 };
                 self.single(*span, queue.commit_keyword(), instruction, Vec::new())
             }
+            Stmt::Arrive { barrier, span } => {
+                self.out.at(*span);
+                self.annotate(*span, |this| {
+                    format!("mbarrier_arrive({})", barrier.display(&this.names))
+                })?;
+                let barrier = self.substitute_view(barrier);
+                self.arrive(&barrier)
+            }
+            Stmt::WaitPhase {
+                barrier,
+                parity,
+                span,
+            } => {
+                self.out.at(*span);
+                self.annotate(*span, |this| {
+                    format!(
+                        "mbarrier_wait({}, {})",
+                        barrier.display(&this.names),
+                        parity.display(&this.names)
+                    )
+                })?;
+                let parity = self.substitute(parity);
+                let barrier = self.substitute_view(barrier);
+                self.wait_phase(&barrier, &parity)
+            }
+            Stmt::SetMaxRegisters { count, span } => {
+                self.out.at(*span);
+                self.annotate(*span, |_| format!("setmaxnreg({count})"))?;
+                self.set_max_registers(*count)
+            }
             Stmt::Wait {
                 queue,
                 pending,

@@ -16,7 +16,7 @@ use super::template_file::parse_family;
 use crate::diag::suggest;
 
 /// The built-in template files: (file name, contents).
-pub const BUILTIN_FILES: [(&str, &str); 12] = [
+pub const BUILTIN_FILES: [(&str, &str); 13] = [
     ("int.ptxt", include_str!("../../ptx-templates/int.ptxt")),
     (
         "control.ptxt",
@@ -38,6 +38,7 @@ pub const BUILTIN_FILES: [(&str, &str); 12] = [
     ("half.ptxt", include_str!("../../ptx-templates/half.ptxt")),
     ("warp.ptxt", include_str!("../../ptx-templates/warp.ptxt")),
     ("grid.ptxt", include_str!("../../ptx-templates/grid.ptxt")),
+    ("tma.ptxt", include_str!("../../ptx-templates/tma.ptxt")),
 ];
 
 /// All templates by name.

@@ -19,14 +19,26 @@ pub enum ParamType {
     U64,
     /// `.u32`: an integer, e.g. a symbolic dimension.
     U32,
+    /// `.align 64 .b8 NAME[128]`: a tensor map (TMA descriptor) passed by
+    /// value, read in place by the copies (a grid constant).
+    TensorMap,
 }
 
 impl ParamType {
-    /// The PTX type spelling.
+    /// The PTX type spelling, before the name.
     pub fn ptx(self) -> &'static str {
         match self {
             ParamType::U64 => ".u64",
             ParamType::U32 => ".u32",
+            ParamType::TensorMap => ".align 64 .b8",
+        }
+    }
+
+    /// What follows the name: an array's extent.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ParamType::U64 | ParamType::U32 => "",
+            ParamType::TensorMap => "[128]",
         }
     }
 }

@@ -37,6 +37,9 @@ pub enum SlotKind {
     /// A global variable used as a value: its address in the global state
     /// space (`gsym`).
     GlobalSymbol,
+    /// A kernel parameter used as a value: its address in the param state
+    /// space (`psym`; a tensor map passed by value).
+    ParamSymbol,
 }
 
 impl SlotKind {
@@ -55,6 +58,7 @@ impl SlotKind {
             "paddr" => Some(SlotKind::ParamAddress),
             "ssym" => Some(SlotKind::SharedSymbol),
             "gsym" => Some(SlotKind::GlobalSymbol),
+            "psym" => Some(SlotKind::ParamSymbol),
             _ => None,
         };
         if fixed.is_some() {
@@ -95,6 +99,7 @@ impl SlotKind {
             }
             (SlotKind::SharedSymbol, Operand::Symbol(symbol)) => symbol.space == Space::Shared,
             (SlotKind::GlobalSymbol, Operand::Symbol(symbol)) => symbol.space == Space::Global,
+            (SlotKind::ParamSymbol, Operand::Symbol(symbol)) => symbol.space == Space::Param,
             (
                 SlotKind::Reg(_)
                 | SlotKind::Vector(..)
@@ -105,7 +110,8 @@ impl SlotKind {
                 | SlotKind::SharedAddress
                 | SlotKind::ParamAddress
                 | SlotKind::SharedSymbol
-                | SlotKind::GlobalSymbol,
+                | SlotKind::GlobalSymbol
+                | SlotKind::ParamSymbol,
                 _,
             ) => false,
         }
@@ -122,7 +128,8 @@ impl SlotKind {
             | SlotKind::SharedAddress
             | SlotKind::ParamAddress
             | SlotKind::SharedSymbol
-            | SlotKind::GlobalSymbol => false,
+            | SlotKind::GlobalSymbol
+            | SlotKind::ParamSymbol => false,
         }
     }
 }
@@ -141,6 +148,7 @@ impl fmt::Display for SlotKind {
             SlotKind::ParamAddress => f.write_str("paddr"),
             SlotKind::SharedSymbol => f.write_str("ssym"),
             SlotKind::GlobalSymbol => f.write_str("gsym"),
+            SlotKind::ParamSymbol => f.write_str("psym"),
         }
     }
 }
@@ -313,7 +321,7 @@ mod tests {
     fn slot_kinds_round_trip_through_their_spelling() {
         for text in [
             "r", "rd", "f", "h", "rs", "p", "r*1", "f*8", "f*64", "f*128", "imm", "fimm", "label",
-            "gaddr", "saddr", "paddr", "ssym", "gsym",
+            "gaddr", "saddr", "paddr", "ssym", "gsym", "psym",
         ] {
             assert_eq!(SlotKind::parse(text).unwrap().to_string(), text);
         }

@@ -135,10 +135,11 @@ impl<W: Write> Writer<W> {
             };
             write!(
                 self.out,
-                "\n{}.param {} {}{comma}",
+                "\n{}.param {} {}{}{comma}",
                 Indent(1),
                 param.ty.ptx(),
-                param.name
+                param.name,
+                param.ty.suffix()
             )?;
         }
         if entry.params.is_empty() {

@@ -58,7 +58,7 @@ pub fn unit_roundoff(scalar: Scalar) -> f64 {
         Scalar::Fp16 => (-11f64).exp2(),
         Scalar::Bf16 => (-8f64).exp2(),
         Scalar::Fp32 => (-24f64).exp2(),
-        Scalar::I32 | Scalar::U32 => 0.0,
+        Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => 0.0,
     }
 }
 
@@ -70,14 +70,15 @@ pub fn round_to(scalar: Scalar, value: f64) -> f64 {
         Scalar::Bf16 => f64::from(bf16::from_f64(value)),
         Scalar::Fp32 => f64::from(value as f32),
         Scalar::I32 => f64::from(value.round_ties_even() as i32),
-        Scalar::U32 => f64::from(value.round_ties_even() as u32),
+        // A barrier (never in a contract) rounds as an arrival count.
+        Scalar::U32 | Scalar::Mbarrier => f64::from(value.round_ties_even() as u32),
     }
 }
 
 fn is_half(scalar: Scalar) -> bool {
     match scalar {
         Scalar::Fp16 | Scalar::Bf16 => true,
-        Scalar::Fp32 | Scalar::I32 | Scalar::U32 => false,
+        Scalar::Fp32 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => false,
     }
 }
 

@@ -181,6 +181,15 @@ pub enum StmtKind {
     /// `async_wait(N)` / `mma_wait(N)`: waits until at most N of the
     /// queue's groups are pending.
     Wait(AsyncQueue, IntExpr),
+    /// `mbarrier_arrive(%bar[s])`: each thread that reaches it arrives once
+    /// on the barrier.
+    Arrive(Expr),
+    /// `mbarrier_wait(%bar[s], P)`: each thread that reaches it waits until
+    /// the barrier's phase of parity `P` (0 or 1) has completed.
+    WaitPhase(Expr, IntExpr),
+    /// `setmaxnreg(N)`: the warpgroup that reaches it moves its register
+    /// budget to N per thread (`setmaxnreg.inc` / `.dec`).
+    SetMaxRegisters(IntExpr),
     /// `contract { … }`: what a fused kernel computes over whole tensors,
     /// as tensor declarations and specs without launch groups or bodies
     /// (docs/language.md, "Contracts"). Kernel scope only.
@@ -550,6 +559,9 @@ pub enum SpecKind {
         /// `<masked>`: elements outside the input's bounds read as zero,
         /// elements outside the output's bounds are not written.
         masked: bool,
+        /// `<tma>`: a bulk tensor copy through the Tensor Memory
+        /// Accelerator, completing on the barrier given as second input.
+        tma: bool,
     },
     /// `MatMul`, `MatMul<overwrite>` or `MatMul<async>`.
     MatMul {

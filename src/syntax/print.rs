@@ -160,6 +160,15 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
         StmtKind::Wait(queue, count) => {
             let _ = write!(out, "{}({count})", queue.wait_keyword());
         }
+        StmtKind::Arrive(barrier) => {
+            let _ = write!(out, "mbarrier_arrive({barrier})");
+        }
+        StmtKind::WaitPhase(barrier, parity) => {
+            let _ = write!(out, "mbarrier_wait({barrier}, {parity})");
+        }
+        StmtKind::SetMaxRegisters(count) => {
+            let _ = write!(out, "setmaxnreg({count})");
+        }
         StmtKind::Contract(block) => {
             out.push_str("contract ");
             write_block(out, block, level);
@@ -421,11 +430,13 @@ impl Display for SpecKind {
             SpecKind::Move {
                 asynchronous,
                 masked,
-            } if *asynchronous || *masked => {
-                let flags: Vec<&str> = [(*asynchronous, "async"), (*masked, "masked")]
-                    .into_iter()
-                    .filter_map(|(on, flag)| on.then_some(flag))
-                    .collect();
+                tma,
+            } if *asynchronous || *masked || *tma => {
+                let flags: Vec<&str> =
+                    [(*asynchronous, "async"), (*masked, "masked"), (*tma, "tma")]
+                        .into_iter()
+                        .filter_map(|(on, flag)| on.then_some(flag))
+                        .collect();
                 write!(f, "<{}>", flags.join(", "))
             }
             SpecKind::MatMul {

@@ -34,12 +34,24 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
     let (rest, (name, name_span)) = word(input)?;
     let (rest, kind) = match name {
         "Move" => {
-            let (rest, flags) = flag_parameters(rest, "Move", &["async", "masked"])?;
+            let (rest, flags) = flag_parameters(rest, "Move", &["async", "masked", "tma"])?;
+            if flags.contains(&"tma") && flags.len() > 1 {
+                return fail(
+                    Diagnostic::error(
+                        codes::SPEC_PARAMS,
+                        "`Move<tma>` takes no other parameter",
+                        span_to(offset(&skip(rest)), &rest),
+                    )
+                    .with_label("a bulk tensor copy is asynchronous and masked by itself")
+                    .with_help("write `Move<tma>`: it lands on its barrier, and elements past the tensor land as zero"),
+                );
+            }
             (
                 rest,
                 SpecKind::Move {
                     asynchronous: flags.contains(&"async"),
                     masked: flags.contains(&"masked"),
+                    tma: flags.contains(&"tma"),
                 },
             )
         }

@@ -21,11 +21,11 @@ use super::token::TokenKind;
 use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
-const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `grid_sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `contract`";
+const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `grid_sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `mbarrier_arrive`, `mbarrier_wait`, `setmaxnreg`, `contract`";
 /// The words that start an item (`kernel`, `const`) or a statement: the
 /// parser's recovery points, the REPL's test for an IR line, and the
 /// candidates of "did you mean" (with `else`).
-pub const KEYWORDS: [&str; 12] = [
+pub const KEYWORDS: [&str; 15] = [
     "const",
     "kernel",
     "contract",
@@ -38,6 +38,9 @@ pub const KEYWORDS: [&str; 12] = [
     "async_wait",
     "mma_commit",
     "mma_wait",
+    "mbarrier_arrive",
+    "mbarrier_wait",
+    "setmaxnreg",
 ];
 const FOR_HELP: &str = "a loop header reads `for (k = 0; k < N; k += 1)`";
 
@@ -205,6 +208,18 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
             StmtKind::Commit(queue),
         ),
         _ if let Some(queue) = wait_queue(&input) => wait(input, queue)?,
+        _ if at_keyword(&input, "mbarrier_arrive") => arrive(input)?,
+        _ if at_keyword(&input, "mbarrier_wait") => wait_phase(input)?,
+        _ if at_keyword(&input, "setmaxnreg") => {
+            let (rest, _) = keyword("setmaxnreg").parse(input)?;
+            let help = Some(
+                "write `setmaxnreg(N)`: the warpgroup's registers per thread become N (24 to 256, a multiple of 8)",
+            );
+            let (rest, open) = cut(expect("`(`", help, sym("("))).parse(rest)?;
+            let (rest, count) = cut(expect("a number of registers", help, int_expr)).parse(rest)?;
+            let (rest, _) = cut(super::expr::closing(")", open)).parse(rest)?;
+            (rest, StmtKind::SetMaxRegisters(count))
+        }
         _ => return fail(not_a_statement(input)),
     };
     Ok((
@@ -611,6 +626,30 @@ fn wait_queue(input: &Input) -> Option<AsyncQueue> {
     AsyncQueue::ALL
         .into_iter()
         .find(|queue| at_keyword(input, queue.wait_keyword()))
+}
+
+/// `mbarrier_arrive(%bar[s])`.
+fn arrive(input: Input) -> PResult<StmtKind> {
+    let (rest, _) = keyword("mbarrier_arrive").parse(input)?;
+    let help = Some("write `mbarrier_arrive(%bar[s])`: arrive once on one barrier");
+    let (rest, open) = cut(expect("`(`", help, sym("("))).parse(rest)?;
+    let (rest, barrier) = cut(expect("a barrier such as `%bar[s]`", help, expr)).parse(rest)?;
+    let (rest, _) = cut(super::expr::closing(")", open)).parse(rest)?;
+    Ok((rest, StmtKind::Arrive(barrier)))
+}
+
+/// `mbarrier_wait(%bar[s], P)`.
+fn wait_phase(input: Input) -> PResult<StmtKind> {
+    let (rest, _) = keyword("mbarrier_wait").parse(input)?;
+    let help = Some(
+        "write `mbarrier_wait(%bar[s], P)`: wait until the barrier's phase of parity P (0 or 1) has completed",
+    );
+    let (rest, open) = cut(expect("`(`", help, sym("("))).parse(rest)?;
+    let (rest, barrier) = cut(expect("a barrier such as `%bar[s]`", help, expr)).parse(rest)?;
+    let (rest, _) = cut(expect("`,` and a phase parity", help, sym(","))).parse(rest)?;
+    let (rest, parity) = cut(expect("a phase parity", help, int_expr)).parse(rest)?;
+    let (rest, _) = cut(super::expr::closing(")", open)).parse(rest)?;
+    Ok((rest, StmtKind::WaitPhase(barrier, parity)))
 }
 
 /// `async_wait(N)` or `mma_wait(N)`.

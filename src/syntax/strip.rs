@@ -159,6 +159,12 @@ impl StripSpans for Stmt {
                 if_stmt.otherwise.clear_spans();
             }
             StmtKind::Wait(_, count) => count.clear_spans(),
+            StmtKind::Arrive(barrier) => barrier.clear_spans(),
+            StmtKind::WaitPhase(barrier, parity) => {
+                barrier.clear_spans();
+                parity.clear_spans();
+            }
+            StmtKind::SetMaxRegisters(count) => count.clear_spans(),
             StmtKind::Require(cond) => cond.clear_spans(),
             StmtKind::Contract(block) => block.clear_spans(),
             StmtKind::Sync(_) | StmtKind::Commit(_) => {}

@@ -34,7 +34,12 @@ fn atomic_specs(stmts: &[Stmt]) -> Vec<&SpecStmt> {
                 out.extend(atomic_specs(&if_stmt.then_body));
                 out.extend(atomic_specs(&if_stmt.else_body));
             }
-            Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => {}
+            Stmt::Sync { .. }
+            | Stmt::Commit { .. }
+            | Stmt::Wait { .. }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => {}
         }
     }
     out

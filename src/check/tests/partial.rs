@@ -43,7 +43,12 @@ fn operands(src: &str) -> Vec<View> {
                     walk(&branch.then_body, views);
                     walk(&branch.else_body, views);
                 }
-                Stmt::Sync { .. } | Stmt::Commit { .. } | Stmt::Wait { .. } => {}
+                Stmt::Sync { .. }
+                | Stmt::Commit { .. }
+                | Stmt::Wait { .. }
+                | Stmt::Arrive { .. }
+                | Stmt::WaitPhase { .. }
+                | Stmt::SetMaxRegisters { .. } => {}
             }
         }
     }

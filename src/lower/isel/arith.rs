@@ -206,10 +206,11 @@ pub fn immediate_bits(value: f64, scalar: Scalar) -> Result<u32, String> {
         Scalar::Fp32 => Ok((value as f32).to_bits()),
         Scalar::Fp16 => Ok(u32::from(f32_to_f16(value as f32))),
         Scalar::Bf16 => Ok(u32::from(f32_to_bf16(value as f32))),
+        Scalar::Mbarrier => Err("a barrier holds no number".to_string()),
         Scalar::I32 | Scalar::U32 => {
             let (lo, hi) = match scalar {
                 Scalar::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
-                Scalar::U32 | Scalar::Fp16 | Scalar::Bf16 | Scalar::Fp32 => {
+                Scalar::U32 | Scalar::Fp16 | Scalar::Bf16 | Scalar::Fp32 | Scalar::Mbarrier => {
                     (0.0, f64::from(u32::MAX))
                 }
             };

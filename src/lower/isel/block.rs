@@ -136,7 +136,8 @@ fn identity(op: ReduceOp, scalar: Scalar) -> Operand {
         (ReduceOp::Max, Scalar::Fp32 | Scalar::Fp16 | Scalar::Bf16) => {
             Operand::F32Bits(f32::NAN.to_bits())
         }
-        (ReduceOp::Add, Scalar::I32 | Scalar::U32) | (ReduceOp::Max, Scalar::U32) => imm(0),
+        (ReduceOp::Add, Scalar::I32 | Scalar::U32 | Scalar::Mbarrier)
+        | (ReduceOp::Max, Scalar::U32 | Scalar::Mbarrier) => imm(0),
         (ReduceOp::Max, Scalar::I32) => imm(i64::from(i32::MIN as u32)),
     }
 }

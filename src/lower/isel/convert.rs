@@ -67,14 +67,14 @@ pub fn patterns() -> Vec<ConvertPattern> {
 fn int_name(scalar: Scalar) -> &'static str {
     match scalar {
         Scalar::I32 => "s32",
-        Scalar::U32 | Scalar::Fp16 | Scalar::Bf16 | Scalar::Fp32 => "u32",
+        Scalar::U32 | Scalar::Fp16 | Scalar::Bf16 | Scalar::Fp32 | Scalar::Mbarrier => "u32",
     }
 }
 
 fn half_name(scalar: Scalar) -> &'static str {
     match scalar {
         Scalar::Bf16 => "bf16",
-        Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 => "f16",
+        Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => "f16",
     }
 }
 

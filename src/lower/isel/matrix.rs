@@ -80,6 +80,7 @@ pub(super) fn type_name(scalar: Scalar) -> &'static str {
         Scalar::Fp32 => "f32",
         Scalar::I32 => "s32",
         Scalar::U32 => "u32",
+        Scalar::Mbarrier => "b64",
     }
 }
 

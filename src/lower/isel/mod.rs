@@ -9,6 +9,7 @@
 
 mod arith;
 mod block;
+mod bulk;
 mod convert;
 mod masked;
 mod matrix;
@@ -391,6 +392,10 @@ fn numbered(role: &str, i: usize, count: usize) -> String {
 
 /// Selects and emits the instructions of atomic spec `spec`.
 pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<(), LowerError> {
+    if bulk::is_bulk(spec) {
+        lowering.wgmma_batch_open = false;
+        return bulk::emit(lowering, spec);
+    }
     let request = lowering.request(spec);
     // An operand whose elements cannot even be listed (a symbolic extent)
     // matches no entry; say why directly rather than through every entry.

@@ -250,7 +250,7 @@ impl KernelLowering<'_, '_> {
                 self.out
                     .emit("mov.b32/f.from.r", vec![wide.into(), bits.into()])?;
             }
-            Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 => self
+            Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => self
                 .out
                 .emit("cvt.f32.f16", vec![wide.into(), half.into()])?,
         }
@@ -263,7 +263,9 @@ impl KernelLowering<'_, '_> {
         let half = self.out.reg(half_class(scalar));
         let name = match scalar {
             Scalar::Bf16 => "cvt.rn.bf16.f32",
-            Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 => "cvt.rn.f16.f32",
+            Scalar::Fp16 | Scalar::Fp32 | Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => {
+                "cvt.rn.f16.f32"
+            }
         };
         self.out.emit(name, vec![half.into(), wide.into()])?;
         Ok(half)

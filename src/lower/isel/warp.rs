@@ -66,7 +66,7 @@ pub(super) fn op_name(op: ReduceOp, scalar: Scalar) -> String {
     };
     let ty = match scalar {
         Scalar::I32 => "s32",
-        Scalar::U32 => "u32",
+        Scalar::U32 | Scalar::Mbarrier => "u32",
         Scalar::Fp32 | Scalar::Fp16 | Scalar::Bf16 => "f32",
     };
     format!("{op}.{ty}")
@@ -322,7 +322,7 @@ pub fn emit(
             let name = op_name(op, input.scalar);
             let mov = match input.scalar {
                 Scalar::Fp32 | Scalar::Fp16 | Scalar::Bf16 => "mov.f32",
-                Scalar::I32 | Scalar::U32 => "mov.b32",
+                Scalar::I32 | Scalar::U32 | Scalar::Mbarrier => "mov.b32",
             };
             for (k, target) in targets.iter().enumerate() {
                 let mine: Vec<Reg> = positions
