@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn scalar_sizes_are_those_of_ptx() {
         let bytes: Vec<u32> = SCALAR_NAMES.iter().map(|(_, s)| s.bytes()).collect();
-        assert_eq!(bytes, [2, 2, 4, 4, 4]);
+        assert_eq!(bytes, [2, 2, 4, 4, 4, 8]);
     }
 
     #[test]

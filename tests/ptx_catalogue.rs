@@ -23,7 +23,7 @@ fn every_builtin_template_file_parses() {
         families,
         [
             "int", "control", "sreg", "memory", "async", "ldmatrix", "mma", "wgmma", "float",
-            "half", "warp", "grid"
+            "half", "warp", "grid", "tma"
         ]
     );
 }

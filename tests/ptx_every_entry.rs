@@ -26,6 +26,7 @@ struct Kernel<'c> {
     shared_base: Reg,
     counter: Symbol,
     param: Symbol,
+    map: Symbol,
     next_load: i64,
     next_store: i64,
 }
@@ -35,6 +36,7 @@ impl<'c> Kernel<'c> {
         let mut builder = EntryBuilder::with_catalogue(name, catalogue).unwrap();
         let param_in = builder.param("input", ParamType::U64).unwrap();
         let param_out = builder.param("output", ParamType::U64).unwrap();
+        let map = builder.param("map", ParamType::TensorMap).unwrap();
         let shared = builder.shared_array("tile", 2048, None).unwrap();
         let counter = builder
             .global_variable(&format!("{name}_counter"), 4, 4)
@@ -93,6 +95,7 @@ impl<'c> Kernel<'c> {
             shared_base,
             counter,
             param: param_in,
+            map,
             next_load: 0,
             next_store: 0,
         }
@@ -159,6 +162,7 @@ impl<'c> Kernel<'c> {
             SlotKind::ParamAddress => self.param.at(0).into(),
             SlotKind::SharedSymbol => (&self.shared).into(),
             SlotKind::GlobalSymbol => (&self.counter).into(),
+            SlotKind::ParamSymbol => (&self.map).into(),
         }
     }
 
@@ -168,6 +172,8 @@ impl<'c> Kernel<'c> {
             // wgmma's input scales are 1 or -1 (-1 negates); 0 is refused.
             let operand = match slot.kinds[0] {
                 SlotKind::Imm if slot.name.starts_with("scale_") => imm(1),
+                // `setmaxnreg` takes 24 to 256 registers, a multiple of 8.
+                SlotKind::Imm if slot.name == "regs" => imm(40),
                 kind => self.operand(kind, slot.written),
             };
             operands.push(operand);
@@ -258,21 +264,23 @@ fn every_entry_assembles_at_sm_90a() {
 }
 
 #[test]
-fn arch_specific_entries_are_exactly_the_wgmma_family_and_sm_90_refuses_them() {
+fn arch_specific_entries_are_exactly_the_wgmma_family_and_setmaxnreg_and_sm_90_refuses_them() {
     let catalogue = Catalogue::builtin().unwrap();
     let specific: Vec<&Arc<Template>> = catalogue
         .templates()
         .filter(|template| template.requirement.arch_specific)
         .collect();
     // 32 widths × 2 input types × A from shared memory or from registers
-    // (`/regA`), the fence, the wait and the commit.
-    assert_eq!(specific.len(), 131);
+    // (`/regA`), the fence, the wait and the commit; `setmaxnreg.inc` and
+    // `.dec`.
+    assert_eq!(specific.len(), 133);
     let register_a = specific
         .iter()
         .filter(|t| t.name.ends_with("/regA"))
         .count();
     assert_eq!(register_a, 64);
-    assert!(specific.iter().all(|template| template.family == "wgmma"));
+    assert!(specific.iter().all(|template| template.family == "wgmma"
+        || template.name.starts_with("setmaxnreg.")));
     for template in specific {
         let mut module = Module::new(Some(Arch::Sm90));
         module

@@ -338,7 +338,14 @@ fn spec_kind_unboxed() -> impl Strategy<Value = SpecKind> {
     prop_oneof![
         (any::<bool>(), any::<bool>()).prop_map(|(asynchronous, masked)| SpecKind::Move {
             asynchronous,
-            masked
+            masked,
+            tma: false
+        }),
+        // `Move<tma>` takes no other flag.
+        Just(SpecKind::Move {
+            asynchronous: false,
+            masked: false,
+            tma: true
         }),
         // One flag at most: `MatMul`, `MatMul<overwrite>`, `MatMul<async>`.
         prop_oneof![
@@ -420,6 +427,9 @@ fn simple_stmt_unboxed() -> impl Strategy<Value = StmtKind> {
         prop::sample::select(AsyncQueue::ALL.to_vec()).prop_map(StmtKind::Commit),
         (prop::sample::select(AsyncQueue::ALL.to_vec()), int_expr())
             .prop_map(|(queue, count)| StmtKind::Wait(queue, count)),
+        tensor_expr().prop_map(StmtKind::Arrive),
+        (tensor_expr(), int_expr()).prop_map(|(barrier, parity)| StmtKind::WaitPhase(barrier, parity)),
+        int_expr().prop_map(StmtKind::SetMaxRegisters),
     ]
 }
 

@@ -71,6 +71,7 @@ impl Fixture {
             SpecKind::Move {
                 asynchronous: false,
                 masked: false,
+                tma: false,
             },
             vec![self.element(dst.0, dst.1)],
             vec![self.element(src.0, src.1)],

@@ -16,6 +16,7 @@ fn mv() -> SpecKind {
     SpecKind::Move {
         asynchronous: false,
         masked: false,
+        tma: false,
     }
 }
 
@@ -229,6 +230,7 @@ fn swizzled_copy() -> crate::ir::Kernel {
         SpecKind::Move {
             asynchronous: true,
             masked: false,
+            tma: false,
         },
         vec![k.view(smem, offset.clone(), chunk(Memory::Shared, true))],
         vec![k.view(input, offset.clone(), chunk(Memory::Global, false))],

@@ -148,6 +148,7 @@ fn every_spec_kind_and_its_parameters() {
             SpecKind::Move {
                 asynchronous: true,
                 masked: false,
+                tma: false,
             },
         ),
         (

@@ -70,7 +70,8 @@ fn ldmatrix_move_checks_and_launches_one_warp() {
         k.root.kind,
         SpecKind::Move {
             asynchronous: false,
-            masked: false
+            masked: false,
+            tma: false
         }
     );
     let kinds: Vec<BufferKind> = k.buffers.iter().map(|b| b.kind).collect();

@@ -51,6 +51,7 @@ fn mv() -> SpecKind {
     SpecKind::Move {
         asynchronous: false,
         masked: false,
+        tma: false,
     }
 }
 
@@ -346,6 +347,7 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
         SpecKind::Move {
             asynchronous: true,
             masked: false,
+            tma: false,
         },
         Unit::Thread,
         vec![chunk(Memory::Shared, aligned.clone())],
@@ -359,6 +361,7 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
         SpecKind::Move {
             asynchronous: true,
             masked: false,
+            tma: false,
         },
         Unit::Thread,
         vec![chunk(Memory::Shared, shifted)],
