@@ -566,7 +566,7 @@ impl<'k, 'e> Block<'k, 'e> {
                     );
                 }
             },
-            Operand::Vector(_) | Operand::Address { .. } => {
+            Operand::Vector(_) | Operand::Address { .. } | Operand::TensorCoords { .. } => {
                 return Err(self.operands(pc, "a vector or address where a value belongs"));
             }
         })

@@ -32,6 +32,14 @@ pub enum Operand {
         /// The constant added.
         offset: i64,
     },
+    /// `[map, {c0, c1, …}]`: a tensor map and the coordinates of a box in
+    /// its tensor (`cp.async.bulk.tensor`), innermost first.
+    TensorCoords {
+        /// The map's address (a register, or the parameter's name).
+        map: Box<Operand>,
+        /// The coordinates.
+        coords: Vec<Operand>,
+    },
     /// A parameter, shared variable or label.
     Name(String),
 }
@@ -86,7 +94,8 @@ pub struct VariableDecl {
 pub struct ParamDecl {
     /// Its name.
     pub name: String,
-    /// Its width in bytes (4 or 8).
+    /// Its width in bytes: 4 or 8 for a scalar, the array's size for a
+    /// `.b8` array (128 for a tensor map).
     pub bytes: u32,
 }
 
@@ -162,23 +171,11 @@ fn entry_header(header: &str, line: usize) -> Result<Entry, ExecError> {
         .last()
         .ok_or_else(|| syntax(line, "an .entry without a name"))?;
     let close = header.rfind(')').unwrap_or(header.len());
-    let mut params = Vec::new();
-    for param in header[open + 1..close].split(',') {
-        let words: Vec<&str> = param.split_whitespace().collect();
-        if words.is_empty() {
-            continue;
-        }
-        let bytes = match words.get(1).copied() {
-            Some(".u64" | ".b64" | ".s64") => 8,
-            Some(".u32" | ".b32" | ".s32" | ".f32") => 4,
-            other => return Err(syntax(line, &format!("parameter type {other:?}"))),
-        };
-        let name = words.last().copied().unwrap_or_default();
-        params.push(ParamDecl {
-            name: name.to_string(),
-            bytes,
-        });
-    }
+    let params = header[open + 1..close]
+        .split(',')
+        .filter(|param| !param.trim().is_empty())
+        .map(|param| param_decl(param, line))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Entry {
         name: name.to_string(),
         params,
@@ -187,6 +184,41 @@ fn entry_header(header: &str, line: usize) -> Result<Entry, ExecError> {
         body: Vec::new(),
         labels: HashMap::new(),
         registers: Vec::new(),
+    })
+}
+
+/// `.param .u64 A`, `.param .u32 M`, or a byte array passed by value:
+/// `.param .align 64 .b8 tmap0_A[128]` (a tensor map).
+fn param_decl(param: &str, line: usize) -> Result<ParamDecl, ExecError> {
+    let words: Vec<&str> = param.split_whitespace().collect();
+    // The type is the first dotted word after `.param` that is not
+    // `.align` (whose number follows it).
+    let mut ty = None;
+    let mut at = 1;
+    while let Some(&word) = words.get(at) {
+        if word == ".align" {
+            at += 2;
+            continue;
+        }
+        ty = Some(word);
+        break;
+    }
+    let last = words.last().copied().unwrap_or_default();
+    let (name, count) = match last.find('[') {
+        Some(open) => (&last[..open], Some(last[open + 1..].trim_end_matches(']'))),
+        None => (last, None),
+    };
+    let bytes = match (ty, count) {
+        (Some(".u64" | ".b64" | ".s64"), None) => 8,
+        (Some(".u32" | ".b32" | ".s32" | ".f32"), None) => 4,
+        (Some(".b8"), Some(count)) => count
+            .parse()
+            .map_err(|_| syntax(line, &format!("parameter array size `{count}`")))?,
+        (other, _) => return Err(syntax(line, &format!("parameter type {other:?}"))),
+    };
+    Ok(ParamDecl {
+        name: name.to_string(),
+        bytes,
     })
 }
 
@@ -410,6 +442,13 @@ fn operand(
         return Ok(Operand::Vector(items));
     }
     if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        if let [map, coords] = split_operands(inner).as_slice() {
+            let map = Box::new(operand(map, line, registers)?);
+            let Operand::Vector(coords) = operand(coords, line, registers)? else {
+                return Err(syntax(line, &format!("tensor coordinates in `{text}`")));
+            };
+            return Ok(Operand::TensorCoords { map, coords });
+        }
         let (base, offset) = match inner.find(['+', '-']) {
             Some(at) if at > 0 => {
                 let offset: i64 = inner[at..]
@@ -493,5 +532,38 @@ mod tests {
         let m = instruction("mov.f32 %f1, 0f3F800000", 8, None, &mut registers).unwrap();
         assert_eq!(m.operands[1], Operand::F32Bits(0x3F80_0000));
         assert_eq!(m.operands[0], Operand::Reg(0));
+    }
+
+    #[test]
+    fn reads_tensor_map_parameters_and_tensor_coordinates() {
+        let header = ".visible .entry k(.param .u64 A,.param .u32 M,\
+                      .param .align 64 .b8 tmap0_A[128])";
+        let entry = entry_header(header, 1).unwrap();
+        let widths: Vec<(&str, u32)> = entry
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.bytes))
+            .collect();
+        assert_eq!(widths, [("A", 8), ("M", 4), ("tmap0_A", 128)]);
+        assert!(entry_header(".entry k(.param .align 8 .b8 x[y])", 1).is_err());
+        let mut registers = HashMap::new();
+        let copy = instruction(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+             [%r11], [%rd6, {%r12, -3}], [%r14+8]",
+            9,
+            None,
+            &mut registers,
+        )
+        .unwrap();
+        assert_eq!(copy.operands.len(), 3);
+        let Operand::TensorCoords { map, coords } = &copy.operands[1] else {
+            panic!("{:?}", copy.operands[1]);
+        };
+        assert_eq!(**map, Operand::Reg(1));
+        assert_eq!(coords[1], Operand::Int(-3));
+        assert!(matches!(
+            copy.operands[2],
+            Operand::Address { offset: 8, .. }
+        ));
     }
 }
