@@ -171,6 +171,9 @@ pub enum Cvta {
     FromShared,
     /// Global → generic.
     FromGlobal,
+    /// Param → generic (`cvta.param`: a kernel parameter's address, for
+    /// `cp.async.bulk.tensor`'s tensor map).
+    FromParam,
 }
 
 /// What one instruction does.
@@ -223,6 +226,28 @@ pub enum Op {
     WgmmaCommit,
     WgmmaWait(u32),
     FenceProxyAsync,
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
+    /// a box of a tensor map's tensor into shared memory, completing on an
+    /// mbarrier.
+    TensorCopy {
+        /// Dims of the box (1 to 5).
+        dims: u32,
+    },
+    /// `mbarrier.init.shared::cta.b64 [bar], count`.
+    MbarrierInit,
+    /// `mbarrier.arrive[.expect_tx].shared::cta.b64 state, [bar][, bytes]`.
+    MbarrierArrive {
+        /// `.expect_tx`: the third operand's bytes are added to the
+        /// barrier's tx-count before the arrival.
+        expect_tx: bool,
+    },
+    /// `mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity`: whether
+    /// the phase of that parity has completed; a thread told no yields to
+    /// the others (it spins).
+    MbarrierTryWait,
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`: warp-wide, no effect on
+    /// the CPU once its count is checked.
+    Setmaxnreg,
     /// `membar.cta`, `membar.gl`, `fence.acq_rel.gpu`: the executor runs
     /// each thread's accesses in order and keeps one memory, so it only has
     /// to be known.
@@ -246,7 +271,12 @@ impl Op {
     pub fn is_collective(self) -> bool {
         matches!(
             self,
-            Op::Shfl(_) | Op::Ldmatrix { .. } | Op::Mma16816 { .. } | Op::Mma884 | Op::Wgmma { .. }
+            Op::Shfl(_)
+                | Op::Ldmatrix { .. }
+                | Op::Mma16816 { .. }
+                | Op::Mma884
+                | Op::Wgmma { .. }
+                | Op::Setmaxnreg
         )
     }
 }
@@ -323,6 +353,51 @@ fn imm_operand(instr: &Instr, at: usize) -> Result<u32, ExecError> {
     }
 }
 
+/// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes`
+/// (or `.shared::cta`), exactly: multicast, cache hints and the other
+/// directions and modes are not executed.
+fn tensor_copy(parts: &[&str]) -> Option<Op> {
+    let [
+        "cp",
+        "async",
+        "bulk",
+        "tensor",
+        dims,
+        "shared::cluster" | "shared::cta",
+        "global",
+        "tile",
+        "mbarrier::complete_tx::bytes",
+    ] = parts
+    else {
+        return None;
+    };
+    let dims: u32 = dims.strip_suffix('d')?.parse().ok()?;
+    (1..=5).contains(&dims).then_some(Op::TensorCopy { dims })
+}
+
+/// `mbarrier.init`, `.arrive`, `.arrive.expect_tx` and `.try_wait.parity`
+/// on `.shared::cta` (or `.shared`) `.b64` barriers, arrive with an
+/// optional `.release.cta`, try_wait with an optional `.acquire.cta`.
+fn mbarrier(parts: &[&str]) -> Option<Op> {
+    let ["mbarrier", words @ .., "shared::cta" | "shared", "b64"] = parts else {
+        return None;
+    };
+    match words {
+        ["init"] => Some(Op::MbarrierInit),
+        ["arrive", order @ ..] => {
+            let (expect_tx, order) = match order {
+                ["expect_tx", order @ ..] => (true, order),
+                order => (false, order),
+            };
+            matches!(order, [] | ["release", "cta"]).then_some(Op::MbarrierArrive { expect_tx })
+        }
+        ["try_wait", "parity", order @ ..] => {
+            matches!(order, [] | ["acquire", "cta"]).then_some(Op::MbarrierTryWait)
+        }
+        _ => None,
+    }
+}
+
 /// Decides what `instr` does, or names it as unknown.
 pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
     let parts: Vec<&str> = instr.opcode.iter().map(String::as_str).collect();
@@ -378,11 +453,12 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
                 _ => None,
             }
         }
-        "cvta" => match (has("to"), has("shared"), has("global")) {
-            (true, false, true) => Some(Op::Cvta(Cvta::ToGlobal)),
-            (true, true, false) => Some(Op::Cvta(Cvta::ToShared)),
-            (false, true, false) => Some(Op::Cvta(Cvta::FromShared)),
-            (false, false, true) => Some(Op::Cvta(Cvta::FromGlobal)),
+        "cvta" => match (has("to"), has("shared"), has("global"), has("param")) {
+            (true, false, true, false) => Some(Op::Cvta(Cvta::ToGlobal)),
+            (true, true, false, false) => Some(Op::Cvta(Cvta::ToShared)),
+            (false, true, false, false) => Some(Op::Cvta(Cvta::FromShared)),
+            (false, false, true, false) => Some(Op::Cvta(Cvta::FromGlobal)),
+            (false, false, false, true) => Some(Op::Cvta(Cvta::FromParam)),
             _ => None,
         },
         "ex2" | "lg2" | "rsqrt" | "rcp" | "sqrt" | "tanh" | "sin" | "cos"
@@ -401,6 +477,15 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
             // rcp.rn and sqrt.rn are exact roundings; f64 then f32 is
             // correctly rounded for them too.
             Some(Op::Approx(function))
+        }
+        "cp" if has("async") && has("bulk") => tensor_copy(&parts),
+        "mbarrier" => mbarrier(&parts),
+        "setmaxnreg"
+            if matches!(parts.get(1), Some(&"inc" | &"dec"))
+                && parts[2..] == ["sync", "aligned", "u32"] =>
+        {
+            imm_operand(instr, 0)?;
+            Some(Op::Setmaxnreg)
         }
         "cp" if has("async") => match parts.get(2).copied() {
             Some("cg" | "ca") => Some(Op::CpAsync {
@@ -450,6 +535,10 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "fence" if parts.get(1) == Some(&"proxy") && parts.get(2) == Some(&"async") => {
             Some(Op::FenceProxyAsync)
         }
+        // Makes an mbarrier's init visible to the async proxy and the
+        // cluster: the executor has one memory, the init is visible at once
+        // (the bar.sync that must follow is still checked).
+        "fence" if parts.get(1) == Some(&"mbarrier_init") => Some(Op::Fence),
         "membar" if matches!(parts.get(1), Some(&"cta" | &"gl")) => Some(Op::Fence),
         "fence" if matches!(parts.get(1), Some(&"acq_rel" | &"sc")) => Some(Op::Fence),
         "shfl" if has("sync") && last_ty(&parts) == Some(Ty::B32) => {

@@ -10,13 +10,23 @@
 //! the next block runs; a polling thread goes on when its block's turn
 //! comes again. A round of every block in which nothing was written to
 //! global memory and no block finished is a deadlock, reported as such.
+//!
+//! Inside a block, a thread whose `mbarrier.try_wait` says no spins: its
+//! warp yields, the other warps run, and the block's warps go round again
+//! until none spins. A round in which no mbarrier changed and no wait
+//! succeeded, and which left every thread where the round before did (each
+//! one spinning, exited or at `bar.sync`), would repeat forever: a
+//! deadlock too.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use super::decode::{Op, decode};
-use super::machine::{Access, Conflict, Finding, FindingKind, Findings, Globals, Shared};
+use super::machine::{
+    Access, Conflict, Finding, FindingKind, Findings, Globals, PARAM_SLOT, Shared,
+};
+use super::ops::tma::{Mbarrier, Spin, tensor_map_problem};
 use super::parse::{Entry, Instr, Operand, Special};
-use super::{Arg, BankReport, ExecError, ExecReport, LaunchShape};
+use super::{Arg, BankReport, ExecError, ExecReport, LaunchShape, TensorMapArg};
 
 /// Warp instructions one block may execute before the run is stopped.
 const STEP_LIMIT: u64 = 1 << 32;
@@ -45,6 +55,9 @@ pub(super) enum State {
     AtBarrier,
     /// After a polled load: waits for the other blocks to run.
     Polling,
+    /// After an `mbarrier.try_wait` that said no: waits for the block's
+    /// other warps to run.
+    Spinning,
     Exited,
 }
 
@@ -74,14 +87,22 @@ pub(super) struct Thread {
     pub copy_groups: VecDeque<Vec<PendingCopy>>,
     pub wgmma_open: Vec<u32>,
     pub wgmma_groups: VecDeque<Vec<u32>>,
+    /// Per mbarrier (shared offset), the phases this thread has seen
+    /// complete through a successful `try_wait`.
+    pub seen_phases: HashMap<u32, u32>,
+    /// What a spinning thread waits for.
+    pub spin: Option<Spin>,
 }
 
 /// The state of a launch shared by its blocks.
 #[derive(Default)]
 pub(super) struct Run {
     pub globals: Globals,
-    /// Each parameter's value (a buffer's address, or the scalar).
+    /// Each parameter's value (a buffer's address, or the scalar; 0 for a
+    /// tensor map).
     pub params: Vec<u64>,
+    /// Each parameter's tensor map, where it is one.
+    pub tensor_maps: Vec<Option<TensorMapArg>>,
     pub findings: Findings,
     /// pc → (worst degree, executions).
     pub banks: BTreeMap<usize, (u32, u64)>,
@@ -104,6 +125,11 @@ pub(super) struct Block<'k, 'e> {
     pub pending: Vec<bool>,
     pub shared: Shared,
     pub epoch: u32,
+    /// The block's mbarriers, by shared offset.
+    pub mbarriers: HashMap<u32, Mbarrier>,
+    /// Inits, arrivals, completed bytes and successful waits so far: a
+    /// round of spinning warps that changes none of them is a deadlock.
+    pub mbarrier_events: u64,
     /// The launch's shared state, lent to the block for its turn.
     pub run: Run,
 }
@@ -164,47 +190,62 @@ fn prepare<'e>(
     })
 }
 
-fn bind_args(entry: &Entry, args: &[Arg]) -> Result<(Globals, Vec<u64>), ExecError> {
+/// The arguments' values by parameter: buffers become global allocations
+/// (their parameter gets the address), tensor maps are kept aside for
+/// `cp.async.bulk.tensor` after the checks `cuTensorMapEncodeTiled` makes.
+fn bind_args(entry: &Entry, args: &[Arg]) -> Result<Run, ExecError> {
+    let refuse = |message: String| ExecError::Arguments {
+        kernel: entry.name.clone(),
+        message,
+    };
     if args.len() != entry.params.len() {
-        return Err(ExecError::Arguments {
-            kernel: entry.name.clone(),
-            message: format!(
-                "{} arguments for {} parameters",
-                args.len(),
-                entry.params.len()
-            ),
-        });
+        return Err(refuse(format!(
+            "{} arguments for {} parameters",
+            args.len(),
+            entry.params.len()
+        )));
     }
     let mut globals = Globals::default();
     let mut params = Vec::with_capacity(args.len());
+    let mut tensor_maps = Vec::with_capacity(args.len());
     for (arg, param) in args.iter().zip(&entry.params) {
         match arg {
             Arg::Buffer(bytes) if param.bytes == 8 => {
                 params.push(Globals::base(globals.buffers.len()));
                 globals.buffers.push(bytes.clone());
+                tensor_maps.push(None);
             }
-            Arg::U32(value) if param.bytes == 4 => params.push(u64::from(*value)),
-            Arg::TensorMap(_) => {
-                return Err(ExecError::Arguments {
-                    kernel: entry.name.clone(),
-                    message: format!(
-                        "parameter `{}` is a tensor map, which this executor does not run yet",
-                        param.name
-                    ),
-                });
+            Arg::U32(value) if param.bytes == 4 => {
+                params.push(u64::from(*value));
+                tensor_maps.push(None);
             }
-            Arg::Buffer(_) | Arg::U32(_) => {
-                return Err(ExecError::Arguments {
-                    kernel: entry.name.clone(),
-                    message: format!(
-                        "parameter `{}` is {} bytes wide; the argument does not fit it",
-                        param.name, param.bytes
-                    ),
-                });
+            Arg::TensorMap(map) if param.bytes == 128 => {
+                params.push(0);
+                tensor_maps.push(Some(map.clone()));
+            }
+            Arg::Buffer(_) | Arg::U32(_) | Arg::TensorMap(_) => {
+                return Err(refuse(format!(
+                    "parameter `{}` is {} bytes wide; the argument does not fit it",
+                    param.name, param.bytes
+                )));
             }
         }
     }
-    Ok((globals, params))
+    let buffers = globals.buffers.len();
+    for (map, param) in tensor_maps.iter().zip(&entry.params) {
+        if let Some(problem) = map.as_ref().and_then(|m| tensor_map_problem(m, buffers)) {
+            return Err(refuse(format!(
+                "the tensor map for parameter `{}` {problem}",
+                param.name
+            )));
+        }
+    }
+    Ok(Run {
+        globals,
+        params,
+        tensor_maps,
+        ..Run::default()
+    })
 }
 
 /// Runs every block of the launch.
@@ -213,19 +254,14 @@ pub(super) fn run(
     shape: LaunchShape,
     args: &[Arg],
 ) -> Result<ExecReport, ExecError> {
-    let (mut globals, params) = bind_args(entry, args)?;
-    let arguments = globals.buffers.len();
+    let mut run = bind_args(entry, args)?;
+    let arguments = run.globals.buffers.len();
     let kernel = prepare(entry, shape.dynamic_shared, arguments)?;
     for decl in &entry.globals {
-        globals
+        run.globals
             .buffers
             .push(vec![0; decl.bytes.unwrap_or(0) as usize]);
     }
-    let mut run = Run {
-        globals,
-        params,
-        ..Run::default()
-    };
     if kernel.polls {
         run = run_together(&kernel, shape, run)?;
     } else {
@@ -287,6 +323,9 @@ fn run_together(kernel: &Kernel<'_>, shape: LaunchShape, mut run: Run) -> Result
             return Err(ExecError::Deadlock {
                 kernel: kernel.entry.name.clone(),
                 blocks: blocks.join(", "),
+                waiting: "poll memory that no block writes any more (a grid barrier some \
+                          block never reaches?)"
+                    .to_string(),
             });
         }
     }
@@ -304,6 +343,8 @@ impl<'k, 'e> Block<'k, 'e> {
             copy_groups: VecDeque::new(),
             wgmma_open: Vec::new(),
             wgmma_groups: VecDeque::new(),
+            seen_phases: HashMap::new(),
+            spin: None,
         };
         Block {
             kernel,
@@ -316,6 +357,8 @@ impl<'k, 'e> Block<'k, 'e> {
             pending: vec![false; nregs * threads],
             shared: Shared::new(kernel.shared_size),
             epoch: 1,
+            mbarriers: HashMap::new(),
+            mbarrier_events: 0,
             run,
         }
     }
@@ -326,11 +369,15 @@ impl<'k, 'e> Block<'k, 'e> {
         let warps = self.threads.len().div_ceil(32);
         let start = self.run.steps;
         for thread in &mut self.threads {
-            if thread.state == State::Polling {
+            if matches!(thread.state, State::Polling | State::Spinning) {
                 thread.state = State::Running;
             }
         }
+        // Where every thread stood after the last round that ended with
+        // threads spinning.
+        let mut spun: Option<Vec<(State, usize)>> = None;
         loop {
+            let events = self.mbarrier_events;
             for warp in 0..warps {
                 self.run_warp(warp)?;
                 if self.run.steps - start > STEP_LIMIT {
@@ -341,21 +388,62 @@ impl<'k, 'e> Block<'k, 'e> {
                     });
                 }
             }
-            if self.threads.iter().any(|t| t.state == State::Polling) {
+            let count = |state: State| self.threads.iter().filter(|t| t.state == state).count();
+            if count(State::Polling) > 0 {
                 return Ok(Turn::Polling);
             }
-            let mut waiting = false;
+            let (spinning, at_barrier) = (count(State::Spinning), count(State::AtBarrier));
+            if spinning > 0 {
+                // The spinning threads try again; but a round that left
+                // every thread where the last one did, with no mbarrier
+                // changed, would repeat forever: every thread that has not
+                // exited spins or waits at bar.sync for a spinning one.
+                let now: Vec<(State, usize)> =
+                    self.threads.iter().map(|t| (t.state, t.pc)).collect();
+                if self.mbarrier_events == events && spun.as_ref() == Some(&now) {
+                    return Err(self.mbarrier_deadlock(spinning, at_barrier));
+                }
+                spun = Some(now);
+                for thread in &mut self.threads {
+                    if thread.state == State::Spinning {
+                        thread.state = State::Running;
+                        thread.spin = None;
+                    }
+                }
+                continue;
+            }
+            if at_barrier == 0 {
+                return Ok(Turn::Finished);
+            }
             for thread in &mut self.threads {
                 if thread.state == State::AtBarrier {
                     thread.state = State::Running;
                     thread.pc += 1;
-                    waiting = true;
                 }
             }
-            if !waiting {
-                return Ok(Turn::Finished);
-            }
             self.epoch += 1;
+        }
+    }
+
+    /// The deadlock of a block whose threads spin on mbarriers that
+    /// nothing will complete, described by its first spinning thread.
+    fn mbarrier_deadlock(&self, spinning: usize, at_barrier: usize) -> ExecError {
+        let first = self.threads.iter().enumerate().find_map(|(t, thread)| {
+            let spin = thread.spin.filter(|_| thread.state == State::Spinning)?;
+            Some((t as u32, spin))
+        });
+        let mut waiting = match first {
+            Some((t, spin)) => self.describe_spin(t, spin),
+            None => "spin on mbarriers".to_string(),
+        };
+        waiting.push_str(&format!(
+            "; {spinning} thread{} spin, {at_barrier} wait at bar.sync, nothing else runs",
+            if spinning == 1 { "" } else { "s" }
+        ));
+        ExecError::Deadlock {
+            kernel: self.kernel.entry.name.clone(),
+            blocks: self.ctaid.to_string(),
+            waiting,
         }
     }
 
@@ -557,13 +645,17 @@ impl<'k, 'e> Block<'k, 'e> {
             Operand::Name(name) => match (
                 self.kernel.shared_offsets.get(name),
                 self.kernel.global_addresses.get(name),
+                self.kernel.params.get(name),
             ) {
-                (Some(&offset), _) => u64::from(offset),
-                (None, Some(&address)) => address,
-                (None, None) => {
-                    return Err(
-                        self.operands(pc, &format!("`{name}` is no shared or global variable"))
-                    );
+                (Some(&offset), _, _) => u64::from(offset),
+                (None, Some(&address), _) => address,
+                // `mov.b64 %rd, tmap`: the parameter's param-space address.
+                (None, None, Some(&index)) => index as u64 * PARAM_SLOT,
+                (None, None, None) => {
+                    return Err(self.operands(
+                        pc,
+                        &format!("`{name}` is no shared or global variable or parameter"),
+                    ));
                 }
             },
             Operand::Vector(_) | Operand::Address { .. } | Operand::TensorCoords { .. } => {

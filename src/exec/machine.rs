@@ -1,7 +1,8 @@
 //! CPU executor: the memories of a launch — global allocations as byte
 //! vectors with their bounds, one block's shared memory with a shadow byte
-//! record (written? pending a `cp.async`? last writer and readers in this
-//! barrier epoch), and the findings a run collects.
+//! record (written? pending a `cp.async`, or a tensor copy's mbarrier
+//! phase? last writer and readers in this barrier epoch), and the findings
+//! a run collects.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -12,6 +13,14 @@ const GLOBAL_SHIFT: u32 = 36;
 
 /// Where generic addresses of shared memory start (`cvta.shared`).
 pub const SHARED_WINDOW: u64 = 1 << 60;
+
+/// Where generic addresses of kernel parameters start (`cvta.param`): below
+/// the shared window, far above every global buffer.
+pub const PARAM_WINDOW: u64 = 1 << 59;
+
+/// The executor's param space: parameter `i` is at `i * PARAM_SLOT`, a
+/// slot wider than any parameter (a tensor map has 128 bytes).
+pub const PARAM_SLOT: u64 = 1 << 8;
 
 /// The global allocations of a launch.
 #[derive(Clone, Debug, Default)]
@@ -60,6 +69,21 @@ pub struct ByteShadow {
     pub read: Access,
     /// Several threads read it in `read.epoch`.
     pub read_by_many: bool,
+    /// The tensor copy that wrote it, until a plain store replaces it.
+    pub tensor_copy: Option<TensorCopyMark>,
+}
+
+/// Shared bytes a `cp.async.bulk.tensor` wrote: a thread may read them
+/// once it has seen (a successful `mbarrier.try_wait`) the end of the
+/// barrier phase the copy completes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorCopyMark {
+    /// The mbarrier's shared offset.
+    pub barrier: u32,
+    /// The phase, counted over the block's run (re-inits go on counting).
+    pub phase: u32,
+    /// The copy's instruction.
+    pub pc: u32,
 }
 
 /// One access to a shared byte.
@@ -156,6 +180,7 @@ impl Shared {
             }
             byte.written = true;
             byte.write = now;
+            byte.tensor_copy = None;
         }
         race
     }
@@ -203,6 +228,24 @@ pub enum FindingKind {
     EarlyRead {
         /// What was read early.
         what: String,
+    },
+    /// An address without the alignment its instruction needs.
+    Misaligned {
+        /// What the address is for.
+        what: &'static str,
+        /// The shared offset.
+        offset: u64,
+        /// The alignment needed, bytes.
+        alignment: u32,
+    },
+    /// An mbarrier used against its rules: before its init (or its init
+    /// not yet visible), more arrivals than its count in a phase, more
+    /// bytes completed than expected.
+    Mbarrier {
+        /// The barrier's shared offset.
+        offset: u64,
+        /// What went wrong.
+        detail: String,
     },
 }
 
@@ -253,6 +296,17 @@ impl fmt::Display for FindingKind {
                 "race on shared byte {offset} ({order}, no barrier between): thread {other_thread} at {other}"
             ),
             FindingKind::EarlyRead { what } => write!(f, "read before its wait: {what}"),
+            FindingKind::Misaligned {
+                what,
+                offset,
+                alignment,
+            } => write!(
+                f,
+                "{what} at shared byte {offset} is not {alignment}-byte aligned"
+            ),
+            FindingKind::Mbarrier { offset, detail } => {
+                write!(f, "mbarrier at shared byte {offset}: {detail}")
+            }
         }
     }
 }
@@ -280,6 +334,8 @@ impl FindingKind {
             FindingKind::UninitialisedShared { .. } => 3,
             FindingKind::Race { .. } => 4,
             FindingKind::EarlyRead { .. } => 5,
+            FindingKind::Misaligned { .. } => 6,
+            FindingKind::Mbarrier { .. } => 7,
         }
     }
 }

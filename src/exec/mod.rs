@@ -2,8 +2,9 @@
 //! thread by thread with each warp's lanes in step, and reports what a GPU
 //! cannot — accesses outside their allocation, reads of registers or
 //! shared memory nothing wrote, races on shared memory between barriers,
-//! asynchronous results (`cp.async`, `wgmma`) read before their wait — and
-//! the bank-conflict degree of every shared-memory instruction.
+//! asynchronous results (`cp.async`, `cp.async.bulk.tensor`, `wgmma`) read
+//! before their wait, mbarriers misused or deadlocked — and the
+//! bank-conflict degree of every shared-memory instruction.
 //!
 //! - [`parse`]: PTX text → entries (flat instruction lists).
 //! - [`decode`]: each opcode → the operation, or an error naming it.
@@ -20,6 +21,8 @@ mod interp;
 pub mod machine;
 mod ops;
 pub mod parse;
+#[cfg(test)]
+mod tests;
 
 pub use machine::{Finding, FindingKind};
 
@@ -152,17 +155,18 @@ pub enum ExecError {
         /// The limit.
         limit: u64,
     },
-    /// Every block still running polls memory that no block writes any
-    /// more: a grid barrier some block never reaches.
-    #[error(
-        "kernel `{kernel}` deadlocks: blocks {blocks} poll memory that no block writes any more \
-         (a grid barrier some block never reaches?)"
-    )]
+    /// Every thread still running waits for something no thread will do:
+    /// blocks polling memory that no block writes any more (a grid barrier
+    /// some block never reaches), or a block's threads spinning on
+    /// mbarrier phases nothing will complete.
+    #[error("kernel `{kernel}` deadlocks: blocks {blocks} {waiting}")]
     Deadlock {
         /// The kernel.
         kernel: String,
         /// The blocks still waiting.
         blocks: String,
+        /// What they wait for, and where.
+        waiting: String,
     },
 }
 

@@ -8,19 +8,21 @@ use std::collections::{HashMap, HashSet};
 use super::super::ExecError;
 use super::super::decode::{Cvta, Op, Space};
 use super::super::interp::{Block, PendingCopy, State};
-use super::super::machine::{FindingKind, SHARED_WINDOW};
+use super::super::machine::{FindingKind, PARAM_WINDOW, SHARED_WINDOW};
 use super::super::parse::Operand;
 
 /// Shared-memory banks, each 4 bytes wide.
 const BANKS: u64 = 32;
 
 /// `cvta` of one address: shared addresses live at [`SHARED_WINDOW`] in the
-/// generic space, global ones where they are.
+/// generic space, parameters at [`PARAM_WINDOW`], global ones where they
+/// are.
 pub fn cvta(direction: Cvta, address: u64) -> u64 {
     match direction {
         Cvta::ToGlobal | Cvta::FromGlobal => address,
         Cvta::FromShared => address.wrapping_add(SHARED_WINDOW),
         Cvta::ToShared => address.wrapping_sub(SHARED_WINDOW),
+        Cvta::FromParam => address.wrapping_add(PARAM_WINDOW),
     }
 }
 
@@ -91,10 +93,24 @@ impl Block<'_, '_> {
         let pending = range
             .clone()
             .find(|&at| self.shared.shadow[at].pending != 0);
+        let unseen = |at: usize| {
+            let mark = self.shared.shadow[at].tensor_copy?;
+            let seen = self.threads[t as usize].seen_phases.get(&mark.barrier);
+            (seen.is_none_or(|&seen| seen <= mark.phase)).then_some((at, mark))
+        };
         if let Some(at) = pending {
             let owner = self.shared.shadow[at].pending - 1;
             let what =
                 format!("shared byte {at}, which a cp.async of thread {owner} has not landed");
+            self.find(t, pc, FindingKind::EarlyRead { what });
+        } else if let Some((at, mark)) = range.clone().find_map(unseen) {
+            let copy = self.instr(mark.pc as usize).line;
+            let what = format!(
+                "shared byte {at}, which the cp.async.bulk.tensor at line {copy} completes on \
+                 the mbarrier at shared byte {} in its phase {}; this thread has not waited for \
+                 that phase",
+                mark.barrier, mark.phase
+            );
             self.find(t, pc, FindingKind::EarlyRead { what });
         } else if let Some(at) = range.clone().find(|&at| !self.shared.shadow[at].written) {
             self.find(

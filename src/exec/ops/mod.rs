@@ -1,10 +1,12 @@
 //! CPU executor: the instruction families — [`scalar`] arithmetic (pure
 //! functions of the bits), lane-by-lane register instructions (here),
-//! `memory` (ld, st, cp.async, cvta), `warp` (shfl, ldmatrix, mma.sync) and
-//! `wgmma` (warpgroup multiply through descriptors).
+//! `memory` (ld, st, cp.async, cvta), `warp` (shfl, ldmatrix, mma.sync),
+//! `wgmma` (warpgroup multiply through descriptors) and `tma` (bulk tensor
+//! copies and mbarriers).
 
 mod memory;
 pub mod scalar;
+pub(in crate::exec) mod tma;
 mod warp;
 mod wgmma;
 
@@ -45,6 +47,11 @@ impl Block<'_, '_> {
                 }
                 Ok(())
             }
+            Op::TensorCopy { dims } => self.tensor_copy(pc, dims, enabled),
+            Op::MbarrierInit => self.mbarrier_init(pc, enabled),
+            Op::MbarrierArrive { expect_tx } => self.mbarrier_arrive(pc, expect_tx, enabled),
+            Op::MbarrierTryWait => self.mbarrier_try_wait(pc, enabled),
+            Op::Setmaxnreg => self.setmaxnreg(pc, enabled),
             // Orderings the executor keeps anyway: every access is visible
             // to the async proxy and registers are never reordered.
             Op::WgmmaFence | Op::FenceProxyAsync | Op::Fence => Ok(()),
@@ -139,6 +146,11 @@ impl Block<'_, '_> {
             | Op::WgmmaCommit
             | Op::WgmmaWait(_)
             | Op::FenceProxyAsync
+            | Op::TensorCopy { .. }
+            | Op::MbarrierInit
+            | Op::MbarrierArrive { .. }
+            | Op::MbarrierTryWait
+            | Op::Setmaxnreg
             | Op::Fence
             | Op::Poll(_)
             | Op::AtomAdd(_)
