@@ -13,7 +13,7 @@ use super::plan::LaunchPlan;
 use super::report::{CheckOutcome, RunReport};
 use crate::compile::Compiled;
 use crate::data::DataError;
-use crate::exec::{self, Arg, BankReport, ExecError, ExecReport};
+use crate::exec::{self, Arg, BankReport, ExecError, ExecReport, TensorMapArg};
 use crate::reference::{Contract, ReferenceError, compare};
 
 /// Why a CPU run failed.
@@ -154,6 +154,7 @@ pub fn run_kernel_cpu(
         .collect();
     // Dims were checked to be 1 ..= u32::MAX when they were parsed.
     args.extend(plan.dims.iter().map(|(_, v)| Arg::U32(*v as u32)));
+    args.extend(tensor_map_args(plan)?);
     let started = Instant::now();
     let run = exec::run_kernel(
         ptx,
@@ -169,6 +170,35 @@ pub fn run_kernel_cpu(
         report.check = Some(check_outputs(plan, contract, &host, &run)?);
     }
     Ok(CpuRun { report, exec: run })
+}
+
+/// The tensor maps of `plan` as the executor takes them, after the dims:
+/// each names its tensor by that tensor's index among the buffers.
+fn tensor_map_args(plan: &LaunchPlan) -> Result<Vec<Arg>, CpuRunError> {
+    plan.tensor_maps
+        .iter()
+        .map(|map| {
+            let buffer = plan
+                .params
+                .iter()
+                .position(|param| param.position == map.position)
+                .ok_or_else(|| ExecError::Arguments {
+                    kernel: plan.kernel.clone(),
+                    message: format!(
+                        "the tensor map of {} names global parameter {}, which the plan lacks",
+                        map.tensor, map.position
+                    ),
+                })?;
+            Ok(Arg::TensorMap(TensorMapArg {
+                buffer,
+                element_bytes: map.scalar.bytes(),
+                extents: map.extents.clone(),
+                strides_bytes: map.strides_bytes.clone(),
+                boxes: map.boxes.clone(),
+                swizzle_bytes: map.swizzle_bytes,
+            }))
+        })
+        .collect()
 }
 
 fn check_outputs(
@@ -189,4 +219,98 @@ fn check_outputs(
         comparisons.push(compare(&expected, &actual, &poison_flags(ty, bytes))?);
     }
     Ok(CheckOutcome::Compared(comparisons))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::plan::{ParamPlan, Role, TensorMapPlan, Work};
+    use crate::reference::ReferenceError;
+    use crate::vocab::Scalar;
+
+    /// Thread 0 copies the box of 32 fp32 at element 32 of `A` into shared
+    /// memory through the tensor map; the warp waits and stores it to `out`.
+    const TMA_ROW: &str = "\
+.version 8.0
+.target sm_90a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry k(
+    .param .u64 out,
+    .param .u64 A,
+    .param .align 64 .b8 tmap0_A[128]
+)
+{
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, smem;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra $L_init;
+    mbarrier.init.shared::cta.b64 [%r2+128], 1;
+$L_init:
+    bar.sync 0;
+    @%p1 bra $L_wait;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r2+128], 128;
+    mov.b64 %rd1, tmap0_A;
+    cvta.param.u64 %rd2, %rd1;
+    mov.u32 %r3, 32;
+    add.u32 %r4, %r2, 128;
+    cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd2, {%r3}], [%r4];
+$L_wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2+128], 0;
+    @!%p2 bra $L_wait;
+    shl.b32 %r5, %r1, 2;
+    add.u32 %r6, %r2, %r5;
+    ld.shared.u32 %r7, [%r6];
+    ld.param.u64 %rd4, [out];
+    cvt.u64.u32 %rd5, %r5;
+    add.u64 %rd6, %rd4, %rd5;
+    st.global.u32 [%rd6], %r7;
+    ret;
+}
+";
+
+    fn param(name: &str, position: u32, elements: usize, role: Role) -> ParamPlan {
+        ParamPlan {
+            name: name.to_string(),
+            position,
+            scalar: Scalar::Fp32,
+            elements,
+            bytes: 4 * elements,
+            role,
+        }
+    }
+
+    #[test]
+    fn the_cpu_launch_passes_each_tensor_map_after_the_dims() {
+        let plan = LaunchPlan {
+            kernel: "k".to_string(),
+            dims: Vec::new(),
+            grid: 1,
+            block: 32,
+            dynamic_shared_bytes: 136,
+            cooperative: false,
+            params: vec![
+                param("%out", 0, 32, Role::Output),
+                param("%A", 1, 64, Role::Input),
+            ],
+            tensor_maps: vec![TensorMapPlan {
+                tensor: "%A".to_string(),
+                position: 1,
+                scalar: Scalar::Fp32,
+                extents: vec![64],
+                strides_bytes: Vec::new(),
+                boxes: vec![32],
+                swizzle_bytes: 0,
+            }],
+            work: Work::Bytes(0),
+        };
+        let contract = Err(ReferenceError::NoContract {
+            kernel: "k".to_string(),
+        });
+        let run = run_kernel_cpu(TMA_ROW, &plan, &contract, 7, false).expect("runs");
+        assert!(run.exec.findings.is_empty(), "{:#?}", run.exec.findings);
+        let (out, a) = (&run.exec.outputs[0], &run.exec.outputs[1]);
+        assert_eq!(out[..], a[128..256]);
+        assert!(a[128..256].iter().any(|&b| b != 0), "A was filled");
+    }
 }
