@@ -608,10 +608,10 @@ $L_end:";
         let line = line_of(&text, line);
         let found: Vec<&Finding> = run.findings.iter().filter(|f| f.line == line).collect();
         assert_eq!(found.len(), 1, "line {line}: {:#?}", run.findings);
-        match &found[0].kind {
-            FindingKind::Mbarrier { detail, .. } => detail.clone(),
-            other => panic!("{other}"),
-        }
+        let FindingKind::Mbarrier { detail, .. } = &found[0].kind else {
+            panic!("{}", found[0]);
+        };
+        detail.clone()
     };
     let beyond = detail_at("mbarrier.arrive.shared::cta.b64 %rd4, [%r2+128];");
     assert!(beyond.contains("beyond its count of 1"), "{beyond}");
@@ -754,14 +754,23 @@ fn tensor_maps_bind_to_128_byte_parameters_only_and_are_checked() {
 }
 
 #[test]
-fn a_tensor_map_address_not_made_by_cvta_param_is_an_error() {
-    let text = copy_kernel(&[0, 0], 16384, 0, true)
-        .replace("cvta.param.u64 %rd2, %rd1", "mov.b64 %rd2, %rd1");
-    let args = [
-        Arg::Buffer(halves(128 * 256)),
-        Arg::Buffer(vec![0; 16384]),
-        Arg::TensorMap(fp16_map()),
-    ];
-    let error = run_kernel(&text, "k", 1, 32, 16392, &args).expect_err("a param-space address");
+fn a_tensor_map_is_found_by_its_generic_address_or_its_name_only() {
+    let args = || {
+        [
+            Arg::Buffer(halves(128 * 256)),
+            Arg::Buffer(vec![0; 16384]),
+            Arg::TensorMap(fp16_map()),
+        ]
+    };
+    let text = copy_kernel(&[0, 0], 16384, 0, true);
+    let by_name = text.replace("[%rd2, {", "[tmap0_A, {");
+    assert_ne!(by_name, text);
+    let run = run_kernel(&by_name, "k", 1, 32, 16392, &args()).expect("runs");
+    assert!(run.findings.is_empty(), "{:#?}", run.findings);
+    check_fp16_box(&run, 0, 0);
+    // The param-space address, without cvta.param: no tensor map there.
+    let param_space = text.replace("cvta.param.u64 %rd2, %rd1", "mov.b64 %rd2, %rd1");
+    assert_ne!(param_space, text);
+    let error = run_kernel(&param_space, "k", 1, 32, 16392, &args()).expect_err("no map");
     assert!(error.to_string().contains("cvta.param.u64"), "{error}");
 }

@@ -372,12 +372,20 @@ impl Block<'_, '_> {
     /// The tensor map a `cp.async.bulk.tensor` names: its parameter, by
     /// name or by the generic address `cvta.param` made of it.
     fn tensor_map(&mut self, t: u32, pc: usize, map: &Operand) -> Result<TensorMapArg, ExecError> {
-        let index = match map {
-            Operand::Name(name) if self.kernel.params.contains_key(name) => {
-                Some(self.kernel.params[name])
-            }
-            other => {
-                let address = self.value(t, pc, other)?;
+        let named = match map {
+            Operand::Name(name) => self.kernel.params.get(name).copied(),
+            Operand::Reg(_)
+            | Operand::Special(_)
+            | Operand::Int(_)
+            | Operand::F32Bits(_)
+            | Operand::Vector(_)
+            | Operand::Address { .. }
+            | Operand::TensorCoords { .. } => None,
+        };
+        let index = match named {
+            Some(index) => Some(index),
+            None => {
+                let address = self.value(t, pc, map)?;
                 address
                     .checked_sub(PARAM_WINDOW)
                     .filter(|offset| offset % PARAM_SLOT == 0)
