@@ -5,15 +5,22 @@
 
 use graphene::exec::{self, ExecError};
 use graphene::ptx::Catalogue;
-use graphene::ptx::template::{Piece, Template};
+use graphene::ptx::template::{Piece, SlotKind, Template};
 
-/// The template's text with every slot written as `16`.
+/// The template's text with every slot written as `16` (a vector slot as
+/// `{16}`, so that operands built of vectors — a bulk copy's
+/// `[map, {coordinates}]` — keep their shape).
 fn placeholder_text(template: &Template) -> String {
     template
         .pieces
         .iter()
         .map(|piece| match piece {
             Piece::Literal(literal) => literal.as_str(),
+            Piece::Slot(index)
+                if matches!(template.slots[*index].kinds[0], SlotKind::Vector(..)) =>
+            {
+                "{16}"
+            }
             Piece::Slot(_) => "16",
         })
         .collect()

@@ -279,8 +279,11 @@ fn arch_specific_entries_are_exactly_the_wgmma_family_and_setmaxnreg_and_sm_90_r
         .filter(|t| t.name.ends_with("/regA"))
         .count();
     assert_eq!(register_a, 64);
-    assert!(specific.iter().all(|template| template.family == "wgmma"
-        || template.name.starts_with("setmaxnreg.")));
+    assert!(
+        specific
+            .iter()
+            .all(|template| template.family == "wgmma" || template.name.starts_with("setmaxnreg."))
+    );
     for template in specific {
         let mut module = Module::new(Some(Arch::Sm90));
         module

@@ -428,7 +428,8 @@ fn simple_stmt_unboxed() -> impl Strategy<Value = StmtKind> {
         (prop::sample::select(AsyncQueue::ALL.to_vec()), int_expr())
             .prop_map(|(queue, count)| StmtKind::Wait(queue, count)),
         tensor_expr().prop_map(StmtKind::Arrive),
-        (tensor_expr(), int_expr()).prop_map(|(barrier, parity)| StmtKind::WaitPhase(barrier, parity)),
+        (tensor_expr(), int_expr())
+            .prop_map(|(barrier, parity)| StmtKind::WaitPhase(barrier, parity)),
         int_expr().prop_map(StmtKind::SetMaxRegisters),
     ]
 }
