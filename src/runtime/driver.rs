@@ -7,7 +7,8 @@
 //! `CUDA_ERROR_DEVICE_UNAVAILABLE`), and an out-of-range enum value is
 //! undefined behaviour. Here every result is a plain `c_int`. The symbols are
 //! the same ones cust links against (`-lcuda`), so the link stub of
-//! `build/cuda-driver-symbols.txt` defines them all.
+//! `build/cuda-driver-symbols.txt` defines them all; `cuTensorMapEncodeTiled`,
+//! newer than cust's bindings (CUDA 12.0), is listed there by hand.
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::path::PathBuf;
@@ -28,6 +29,56 @@ pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
 pub const CUDA_ERROR_NOT_FOUND: CuResult = 500;
 /// `CUDA_ERROR_STUB_LIBRARY`: the library answering is a stub, not the driver.
 pub const CUDA_ERROR_STUB_LIBRARY: CuResult = 34;
+
+/// `CUtensorMapDataType`, `CUtensorMapInterleave`, `CUtensorMapSwizzle`,
+/// `CUtensorMapL2promotion` and `CUtensorMapFloatOOBfill`: C enums, passed
+/// as 32-bit integers.
+pub type TensorMapEnum = c_uint;
+
+/// `CU_TENSOR_MAP_DATA_TYPE_UINT32`.
+pub const TENSOR_MAP_DATA_TYPE_UINT32: TensorMapEnum = 2;
+/// `CU_TENSOR_MAP_DATA_TYPE_INT32`.
+pub const TENSOR_MAP_DATA_TYPE_INT32: TensorMapEnum = 3;
+/// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16`.
+pub const TENSOR_MAP_DATA_TYPE_FLOAT16: TensorMapEnum = 6;
+/// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` (not the `_FTZ` form: a copy keeps
+/// subnormals).
+pub const TENSOR_MAP_DATA_TYPE_FLOAT32: TensorMapEnum = 7;
+/// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`.
+pub const TENSOR_MAP_DATA_TYPE_BFLOAT16: TensorMapEnum = 9;
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE`.
+pub const TENSOR_MAP_INTERLEAVE_NONE: TensorMapEnum = 0;
+/// `CU_TENSOR_MAP_SWIZZLE_NONE`; `_32B`, `_64B`, `_128B` follow as 1, 2, 3.
+pub const TENSOR_MAP_SWIZZLE_NONE: TensorMapEnum = 0;
+/// `CU_TENSOR_MAP_SWIZZLE_32B`.
+pub const TENSOR_MAP_SWIZZLE_32B: TensorMapEnum = 1;
+/// `CU_TENSOR_MAP_SWIZZLE_64B`.
+pub const TENSOR_MAP_SWIZZLE_64B: TensorMapEnum = 2;
+/// `CU_TENSOR_MAP_SWIZZLE_128B`.
+pub const TENSOR_MAP_SWIZZLE_128B: TensorMapEnum = 3;
+/// `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` (`NONE`, `_64B`, `_128B`, `_256B`
+/// are 0 to 3).
+pub const TENSOR_MAP_L2_PROMOTION_L2_128B: TensorMapEnum = 2;
+/// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`: elements outside the tensor land as
+/// zero (the other value, 1, fills a NaN that FMA reads as zero).
+pub const TENSOR_MAP_FLOAT_OOB_FILL_NONE: TensorMapEnum = 0;
+
+/// `CUtensorMap`: the driver's opaque 128-byte tensor map. The driver writes
+/// it only at a 64-byte aligned address, and a kernel takes it as a
+/// `.param .align 64 .b8 [128]`, so the type carries that alignment.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TensorMap {
+    /// The encoded descriptor, as the driver wrote it.
+    pub opaque: [u64; 16],
+}
+
+impl TensorMap {
+    /// A map of zeros: what the driver writes into, never a valid map.
+    pub const fn zeroed() -> TensorMap {
+        TensorMap { opaque: [0; 16] }
+    }
+}
 
 /// File name of the link stub that `build.rs` generates; the loaded library is
 /// recognised as ours by it (see `loaded_driver_library`).
@@ -111,6 +162,23 @@ unsafe extern "C" {
         function: CUfunction,
         block_size: c_int,
         dynamic_shared_bytes: usize,
+    ) -> CuResult;
+
+    /// CUDA 12.0. Every array is read, never kept: the map holds copies.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cuTensorMapEncodeTiled(
+        tensor_map: *mut TensorMap,
+        data_type: TensorMapEnum,
+        rank: c_uint,
+        global_address: *mut c_void,
+        global_dims: *const u64,
+        global_strides: *const u64,
+        box_dims: *const c_uint,
+        element_strides: *const c_uint,
+        interleave: TensorMapEnum,
+        swizzle: TensorMapEnum,
+        l2_promotion: TensorMapEnum,
+        oob_fill: TensorMapEnum,
     ) -> CuResult;
 
     pub fn cuMemAlloc_v2(pointer: *mut CUdeviceptr, bytes: usize) -> CuResult;
@@ -387,6 +455,13 @@ mod tests {
         assert!(DriverCode::new(700).is_sticky());
         assert!(!DriverCode::new(CUDA_ERROR_NO_DEVICE).is_sticky());
         assert_eq!(known_error_name(12345), None);
+    }
+
+    #[test]
+    fn a_tensor_map_is_128_bytes_at_a_64_byte_boundary() {
+        // What `cuTensorMapEncodeTiled` writes and the `.param` holds.
+        assert_eq!(std::mem::size_of::<TensorMap>(), 128);
+        assert_eq!(std::mem::align_of::<TensorMap>(), 64);
     }
 
     #[test]
