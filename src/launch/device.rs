@@ -54,6 +54,7 @@ fn in_context(plan: &LaunchPlan, step: &str) -> impl Fn(RuntimeError) -> RunErro
             | RuntimeError::NoDevice { .. }
             | RuntimeError::Driver { .. }
             | RuntimeError::Jit { .. }
+            | RuntimeError::TensorMap { .. }
             | RuntimeError::Input(_) => false,
         };
         RunError::Runtime {

@@ -87,6 +87,15 @@ pub enum RuntimeError {
         /// What it returned.
         code: DriverCode,
     },
+    /// A tensor map the driver would refuse (said in words before it is
+    /// asked), or did refuse (its code named).
+    #[error("tensor map of `{tensor}`: {detail}")]
+    TensorMap {
+        /// `%name` of the tensor it describes.
+        tensor: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// Input the runtime cannot use: host and device sizes that disagree in
     /// a copy, bytes that are not a whole number of elements, PTX text with a
     /// NUL byte.
@@ -116,6 +125,7 @@ impl RuntimeError {
             | RuntimeError::Arguments { .. }
             | RuntimeError::Config { .. }
             | RuntimeError::Launch { .. }
+            | RuntimeError::TensorMap { .. }
             | RuntimeError::Input(_)
             | RuntimeError::Manifest(_) => false,
         }

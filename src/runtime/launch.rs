@@ -3,8 +3,10 @@
 //! run on the host before the driver is asked, against limits every CUDA GPU
 //! shares and against the `.entry` parameter list read from the PTX text.
 
+use std::ffi::c_void;
 use std::fmt;
 
+use super::driver::TensorMap;
 use super::error::Bytes;
 
 /// Shared memory a block may use without opting in; above it the kernel's
@@ -125,6 +127,10 @@ pub enum KernelArg {
     Pointer(u64),
     /// A 32-bit integer (`.param .u32` / `.s32`), e.g. a symbolic dimension.
     U32(u32),
+    /// A TMA tensor map (`.param .align 64 .b8 [128]`), passed by value; held
+    /// inline, so the host copy the driver reads is 64-byte aligned
+    /// ([`Gpu::encode_tensor_map`](super::Gpu::encode_tensor_map) makes one).
+    TensorMap(TensorMap),
 }
 
 impl KernelArg {
@@ -133,6 +139,7 @@ impl KernelArg {
         match self {
             KernelArg::Pointer(_) => 8,
             KernelArg::U32(_) => 4,
+            KernelArg::TensorMap(_) => std::mem::size_of::<TensorMap>() as u32,
         }
     }
 
@@ -140,8 +147,26 @@ impl KernelArg {
         match self {
             KernelArg::Pointer(address) => format!("a pointer (0x{address:x}, 8 B)"),
             KernelArg::U32(value) => format!("a u32 ({value}, 4 B)"),
+            KernelArg::TensorMap(_) => "a tensor map (128 B)".to_owned(),
         }
     }
+
+    /// Where the value lies: the driver reads `bytes()` from here.
+    fn value(&self) -> *const c_void {
+        match self {
+            KernelArg::Pointer(address) => (address as *const u64).cast(),
+            KernelArg::U32(value) => (value as *const u32).cast(),
+            KernelArg::TensorMap(map) => (map as *const TensorMap).cast(),
+        }
+    }
+}
+
+/// The `kernelParams` array of a launch: one pointer per argument, to the
+/// argument's own value inside `args` (which must outlive the launch call;
+/// the driver copies every value before `cuLaunchKernel` or
+/// `cuLaunchCooperativeKernel` returns, and never writes through them).
+pub(crate) fn parameter_pointers(args: &[KernelArg]) -> Vec<*mut c_void> {
+    args.iter().map(|arg| arg.value().cast_mut()).collect()
 }
 
 /// One `.param` of a kernel entry as written in the PTX.
@@ -409,6 +434,56 @@ mod tests {
             params: None,
         };
         assert_eq!(unknown.check_arguments(&[KernelArg::U32(0)]), Ok(()));
+    }
+
+    #[test]
+    fn every_parameter_pointer_reads_its_argument_s_bytes() {
+        let mut map = TensorMap::zeroed();
+        for (i, word) in map.opaque.iter_mut().enumerate() {
+            *word = 0x0101_0101_0101_0101 * i as u64;
+        }
+        let args = [
+            KernelArg::Pointer(0x7f00_1234_5678),
+            KernelArg::U32(4096),
+            KernelArg::TensorMap(map),
+            KernelArg::U32(7),
+        ];
+        let pointers = parameter_pointers(&args);
+        assert_eq!(pointers.len(), args.len());
+        let read = |at: usize| {
+            let bytes = args[at].bytes() as usize;
+            // SAFETY: each pointer is to a value of `bytes()` bytes inside
+            // `args`, which is alive.
+            unsafe { std::slice::from_raw_parts(pointers[at].cast::<u8>(), bytes) }.to_vec()
+        };
+        assert_eq!(read(0), 0x7f00_1234_5678u64.to_le_bytes());
+        assert_eq!(read(1), 4096u32.to_le_bytes());
+        assert_eq!(read(3), 7u32.to_le_bytes());
+        let map_bytes: Vec<u8> = map.opaque.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(read(2), map_bytes);
+        assert_eq!(
+            pointers[2].addr() % 64,
+            0,
+            "the map's host copy is 64-byte aligned"
+        );
+    }
+
+    #[test]
+    fn a_tensor_map_fills_a_128_byte_param_after_the_dims() {
+        let ptx = ".entry tma(.param .u64 a, .param .u32 M, \
+                   .param .align 64 .b8 tmap0_a[128]) { ret; }";
+        let entry = entry_signatures(ptx).remove(0);
+        let params = entry.params.as_ref().expect("parses");
+        assert_eq!((params[2].name.as_str(), params[2].bytes), ("tmap0_a", 128));
+        let map = KernelArg::TensorMap(TensorMap::zeroed());
+        let args = [KernelArg::Pointer(0), KernelArg::U32(64), map];
+        assert_eq!(entry.check_arguments(&args), Ok(()));
+        assert_eq!(
+            entry
+                .check_arguments(&[KernelArg::Pointer(0), map, KernelArg::U32(64)])
+                .unwrap_err(),
+            "argument 1 is a tensor map (128 B) but parameter `M` is .u32 (4 B)"
+        );
     }
 
     #[test]

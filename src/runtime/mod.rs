@@ -42,11 +42,12 @@ mod gpu;
 mod launch;
 mod manifest_launch;
 mod module;
+mod tensor_map;
 mod timing;
 
 pub use crate::data::{Element, ElementType, Pcg32, from_bytes, random_vec, to_bytes};
 pub use buffer::DeviceBuffer;
-pub use driver::DriverCode;
+pub use driver::{DriverCode, TensorMap};
 pub use error::RuntimeError;
 pub use gpu::{DeviceInfo, Gpu, probe};
 pub use launch::{
@@ -58,6 +59,10 @@ pub use manifest_launch::{
     ManifestModule, ManifestParam, ManifestRequirement, evaluate,
 };
 pub use module::{Kernel, KernelAttributes, Module};
+pub use tensor_map::{
+    MAX_BOX_ELEMENTS, MAX_TENSOR_MAP_EXTENT, MAX_TENSOR_MAP_RANK, TENSOR_MAP_ALIGN_BYTES,
+    TENSOR_MAP_STRIDE_LIMIT, TensorMapDescription,
+};
 
 /// The file this process loaded as `libcuda.so.1` (the driver, or the
 /// project's stub), read from `/proc/self/maps`; `None` when not mapped.

@@ -10,6 +10,7 @@ use super::error::{Bytes, RuntimeError};
 use super::gpu::Gpu;
 use super::launch::{
     DEFAULT_SHARED_LIMIT_BYTES, EntrySignature, KernelArg, LaunchConfig, entry_signatures,
+    parameter_pointers,
 };
 
 /// Size of each JIT log buffer; ptxas reports are far shorter.
@@ -246,19 +247,9 @@ impl Kernel<'_> {
         }
         self.allow_dynamic_shared(config)?;
 
-        // Each argument's value lives in its own 8-byte slot; the driver reads
-        // `bytes()` of it through the pointer (little-endian: low bytes first).
-        let mut slots: Vec<u64> = args
-            .iter()
-            .map(|arg| match *arg {
-                KernelArg::Pointer(address) => address,
-                KernelArg::U32(value) => u64::from(value),
-            })
-            .collect();
-        let mut pointers: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|slot| (slot as *mut u64).cast::<c_void>())
-            .collect();
+        // The driver reads each argument's `bytes()` through its pointer,
+        // straight from `args` (a tensor map's copy there is 64-byte aligned).
+        let mut pointers = parameter_pointers(args);
         if config.cooperative {
             self.check_co_resident(config)?;
         }
@@ -266,9 +257,10 @@ impl Kernel<'_> {
         let [bx, by, bz] = config.block;
         let shared = config.dynamic_shared_bytes;
         let stream = std::ptr::null_mut();
-        // SAFETY: `pointers` holds one valid pointer per parameter (count and
-        // sizes checked against the PTX when it could be read); the driver
-        // copies the values before returning; stream 0 is the default stream.
+        // SAFETY: `pointers` holds one valid pointer per parameter, into
+        // `args`, which outlives the call (count and sizes checked against the
+        // PTX when it could be read); the driver copies the values before
+        // returning and writes through none; stream 0 is the default stream.
         let (call, code) = unsafe {
             if config.cooperative {
                 let code = driver::cuLaunchCooperativeKernel(
