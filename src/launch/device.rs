@@ -1,15 +1,18 @@
 //! Launch stage, device side (feature `cuda`): one kernel on the GPU —
-//! inputs filled with seeded random values, outputs poisoned, the launch,
+//! inputs filled with seeded random values, outputs poisoned, tensor maps
+//! encoded over each input set's buffers, the launch,
 //! the read-back and the comparison with the CPU reference (`run`); and
 //! warm-up plus CUDA-event timing over rotated input sets (`bench`).
 
 use std::time::Instant;
 
 use super::fill::{self, element_type, expected_outputs, poison_flags};
-use super::plan::LaunchPlan;
+use super::plan::{LaunchPlan, TensorMapPlan};
 use super::report::{BenchReport, CheckOutcome, RunReport, Stats, rotation_sets};
 use crate::reference::{Contract, ReferenceError, compare};
-use crate::runtime::{DeviceBuffer, Gpu, KernelArg, LaunchConfig, Module, RuntimeError};
+use crate::runtime::{
+    DeviceBuffer, Gpu, KernelArg, LaunchConfig, Module, RuntimeError, TensorMapDescription,
+};
 
 /// Why running or timing a kernel failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -100,7 +103,40 @@ fn upload_set<'g>(
     let mut args: Vec<KernelArg> = buffers.iter().map(DeviceBuffer::arg).collect();
     // Dims were checked to be 1 ..= u32::MAX when they were parsed.
     args.extend(plan.dims.iter().map(|(_, v)| KernelArg::U32(*v as u32)));
+    // Then the tensor maps, each over this set's copy of its tensor.
+    let step = format!("encoding its tensor maps{set}");
+    for map in &plan.tensor_maps {
+        let buffer = plan
+            .params
+            .iter()
+            .position(|param| param.position == map.position)
+            .and_then(|index| buffers.get(index))
+            .ok_or_else(|| RunError::Runtime {
+                context: context(plan, &step),
+                error: Box::new(RuntimeError::Input(format!(
+                    "the tensor map of {} names parameter position {}, which no global \
+                     parameter has",
+                    map.tensor, map.position
+                ))),
+            })?;
+        let encoded = gpu
+            .encode_tensor_map(buffer.address(), &tensor_map_description(map))
+            .map_err(in_context(plan, &step))?;
+        args.push(KernelArg::TensorMap(encoded));
+    }
     Ok(DeviceSet { buffers, args })
+}
+
+/// What the runtime encodes for one of the plan's tensor maps.
+fn tensor_map_description(map: &TensorMapPlan) -> TensorMapDescription {
+    TensorMapDescription {
+        tensor: map.tensor.clone(),
+        element: element_type(map.scalar),
+        extents: map.extents.clone(),
+        strides_bytes: map.strides_bytes.clone(),
+        boxes: map.boxes.clone(),
+        swizzle_bytes: map.swizzle_bytes,
+    }
 }
 
 fn host_inputs(
@@ -212,4 +248,38 @@ pub fn bench_kernel(
         sets: count,
         warmup,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Scalar;
+    use crate::runtime::ElementType;
+
+    #[test]
+    fn a_planned_tensor_map_is_described_to_the_runtime_field_for_field() {
+        let plan = TensorMapPlan {
+            tensor: "%B".into(),
+            position: 1,
+            scalar: Scalar::Bf16,
+            extents: vec![512, 256],
+            strides_bytes: vec![1024],
+            boxes: vec![64, 64],
+            swizzle_bytes: 128,
+        };
+        let description = tensor_map_description(&plan);
+        assert_eq!(
+            description,
+            TensorMapDescription {
+                tensor: "%B".into(),
+                element: ElementType::BF16,
+                extents: vec![512, 256],
+                strides_bytes: vec![1024],
+                boxes: vec![64, 64],
+                swizzle_bytes: 128,
+            }
+        );
+        // Device allocations are 256-byte aligned.
+        assert_eq!(description.check(0x7f00_0000_0100), Ok(()));
+    }
 }
