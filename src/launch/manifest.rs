@@ -2,8 +2,9 @@
 //! launch the PTX `ptxgen` wrote, as JSON: per kernel the parameters in ABI
 //! order with their types and roles, the grid and block as expressions of
 //! the dims, the dynamic shared memory, the run-time requirements
-//! (divisibility, positivity, pointer alignment, CUDA's launch limits) and
-//! the work one launch does, as `ptxgen bench` counts it for its rates.
+//! (divisibility, positivity, pointer alignment, CUDA's launch limits), the
+//! TMA tensor maps the launch must encode and pass after the dims, and the
+//! work one launch does, as `ptxgen bench` counts it for its rates.
 //!
 //! Its JSON Schema is `docs/manifest.schema.json`. Fields are only ever
 //! added to version 1; a reader ignores the ones it does not know.
@@ -110,6 +111,10 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
             "max": u32::MAX,
         }));
     }
+    let tensor_maps = tensor_map_entries(kernel, &text);
+    for (index, (param, _)) in tensor_maps.iter().enumerate() {
+        params.push(json!({ "name": param, "type": "tensor_map", "tensor_map": index }));
+    }
     let requirements: Vec<Value> = kernel
         .requirements
         .iter()
@@ -139,6 +144,7 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
         "block": [text(&group_size(&kernel.block)), "1", "1"],
         "dynamic_shared_bytes": dynamic_shared_bytes,
         "cooperative": kernel.has_grid_barrier(),
+        "tensor_maps": tensor_maps.into_iter().map(|(_, entry)| entry).collect::<Vec<_>>(),
         "requirements": requirements,
         "limits": {
             "grid": [MAX_GRID_BLOCKS, MAX_GRID_YZ, MAX_GRID_YZ],
@@ -149,6 +155,41 @@ fn kernel_entry(kernel: &Kernel, dynamic_shared_bytes: u32, source: Source) -> V
         "min_blocks_per_sm": kernel.occupancy.min_blocks_per_sm,
         "max_registers": kernel.occupancy.max_registers,
     })
+}
+
+/// The kernel's tensor maps (`ir::TensorMap`), each with the name of its
+/// `.param` — `tmap<i>_<tensor>`, `i` its index among the kernel's maps —
+/// and its entry: the tensor, its element type, the extents and the strides
+/// of dims 1.. in bytes as expressions of the dims, the box and the
+/// swizzle's span. A map of a buffer that does not exist (never made by
+/// the checker) is left out.
+fn tensor_map_entries(kernel: &Kernel, text: &dyn Fn(&Expr) -> String) -> Vec<(String, Value)> {
+    let mut entries = Vec::with_capacity(kernel.tensor_maps.len());
+    for (index, map) in kernel.tensor_maps.iter().enumerate() {
+        let Some(buffer) = kernel.buffers.get(map.tensor.0 as usize) else {
+            continue;
+        };
+        let scalar = buffer.ty.scalar;
+        let bytes = Expr::from(i64::from(scalar.bytes()));
+        let extents: Vec<String> = map.dims.iter().map(|dim| text(&dim.extent)).collect();
+        let strides_bytes: Vec<String> = map
+            .dims
+            .iter()
+            .skip(1)
+            .map(|dim| text(&Expr::mul(dim.stride.clone(), bytes.clone())))
+            .collect();
+        let entry = json!({
+            "tensor": format!("%{}", buffer.name),
+            "scalar": scalar.name(),
+            "element_bytes": scalar.bytes(),
+            "extents": extents,
+            "strides_bytes": strides_bytes,
+            "box": map.boxes,
+            "swizzle_bytes": map.swizzle.span_bytes(),
+        });
+        entries.push((format!("tmap{index}_{}", buffer.name), entry));
+    }
+    entries
 }
 
 /// Whether `expr` depends on the dims alone (no thread, block or loop
@@ -265,6 +306,7 @@ fn work_entry(kernel: &Kernel, text: &dyn Fn(&Expr) -> String) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::{MapDim, TensorMap, TmaSwizzle};
     use crate::{check, syntax};
 
     const SOURCE: &str = "kernel scale {
@@ -312,5 +354,74 @@ mod tests {
         assert_eq!(kernel["requirements"][0]["kind"], "divisible");
         assert_eq!(kernel["requirements"][0]["divisor"], "256");
         assert_eq!(kernel["requirements"][0]["written_at"], "scale.gph:4:12");
+        assert_eq!(kernel["tensor_maps"], json!([]));
+    }
+
+    #[test]
+    fn tensor_maps_follow_the_dims_as_params_and_state_their_expressions() {
+        let ast = syntax::parse_file("scale.gph", SOURCE).expect("parses");
+        let mut program = check::check_file(&ast, &[]).expect("checks");
+        let kernel = &mut program.kernels[0];
+        let n = Expr::var(Var::Dim(0));
+        // %y seen as N/64 rows of 64: a map of two dims over one mode.
+        let y = kernel.params[1];
+        kernel.tensor_maps.push(TensorMap {
+            tensor: y,
+            dims: vec![
+                MapDim {
+                    mode: 0,
+                    extent: Expr::from(64),
+                    stride: Expr::from(1),
+                },
+                MapDim {
+                    mode: 0,
+                    extent: Expr::div(n.clone(), Expr::from(64)),
+                    stride: Expr::from(64),
+                },
+            ],
+            boxes: vec![64, 8],
+            swizzle: TmaSwizzle::Span128,
+        });
+        kernel.tensor_maps.push(TensorMap {
+            tensor: kernel.params[0],
+            dims: vec![MapDim {
+                mode: 0,
+                extent: n,
+                stride: Expr::from(1),
+            }],
+            boxes: vec![256],
+            swizzle: TmaSwizzle::None,
+        });
+        let source = Source {
+            name: "scale.gph",
+            text: SOURCE,
+        };
+        let value = manifest(&program, source, "sm_90a", &[0]);
+        let kernel = &value["kernels"][0];
+        let params = kernel["params"].as_array().unwrap();
+        assert_eq!(params.len(), 2 + 1 + 2);
+        assert_eq!(
+            params[3],
+            json!({ "name": "tmap0_y", "type": "tensor_map", "tensor_map": 0 })
+        );
+        assert_eq!(
+            params[4],
+            json!({ "name": "tmap1_x", "type": "tensor_map", "tensor_map": 1 })
+        );
+        assert_eq!(
+            kernel["tensor_maps"],
+            json!([
+                {
+                    "tensor": "%y", "scalar": "fp32", "element_bytes": 4,
+                    "extents": ["64", "N/64"], "strides_bytes": ["256"],
+                    "box": [64, 8], "swizzle_bytes": 128,
+                },
+                {
+                    "tensor": "%x", "scalar": "fp32", "element_bytes": 4,
+                    "extents": ["N"], "strides_bytes": [],
+                    "box": [256], "swizzle_bytes": 0,
+                },
+            ])
+        );
     }
 }
