@@ -5,9 +5,11 @@
 //! Before the driver is asked, every condition the manifest states is
 //! checked on the host: each dim given once and within its range, every
 //! requirement (`divisible`, `positive`), the grid and block within CUDA's
-//! limits, and each tensor's memory large enough for its element count and
-//! aligned as the lowering assumes. Errors name the kernel and the dim,
-//! parameter or requirement at fault. The grid, block and dynamic shared
+//! limits, each tensor's memory large enough for its element count and
+//! aligned as the lowering assumes, and each TMA tensor map as the driver
+//! would take it. Errors name the kernel and the dim, parameter,
+//! requirement or tensor map at fault. The maps are encoded by the driver
+//! at launch and passed after the dims. The grid, block and dynamic shared
 //! memory come from the manifest's expressions, evaluated here by
 //! [`evaluate`] (the syntax `launch::manifest` writes; `benches/harness.py`
 //! reads it the same way).
@@ -33,10 +35,14 @@
 use serde_json::Value;
 
 use super::buffer::DeviceBuffer;
+use super::driver::TensorMap;
 use super::error::{Bytes, RuntimeError};
 use super::gpu::Gpu;
 use super::launch::{KernelArg, LaunchConfig};
+use super::manifest_expr::evaluate;
 use super::module::Module;
+use super::tensor_map::TensorMapDescription;
+use crate::data::ElementType;
 
 /// The manifest version this reader understands.
 pub const MANIFEST_FORMAT: u64 = 1;
@@ -86,6 +92,17 @@ pub enum ManifestError {
         /// What is wrong.
         detail: String,
     },
+    /// A tensor map the driver would refuse with the dims and memory given,
+    /// or did refuse.
+    #[error("kernel `{kernel}`: tensor map of `{tensor}`: {detail}")]
+    TensorMap {
+        /// The kernel.
+        kernel: String,
+        /// `%name` of the tensor it describes.
+        tensor: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// The grid or block evaluates outside CUDA's limits, or an expression
     /// cannot be evaluated.
     #[error("kernel `{kernel}`: {detail}")]
@@ -124,6 +141,9 @@ pub struct ManifestKernel {
     /// Launched cooperatively (the kernel has a grid barrier); absent in
     /// older manifests, which had none.
     pub cooperative: bool,
+    /// The TMA tensor maps, in the order of their parameters; empty in
+    /// older manifests, which had none.
+    pub tensor_maps: Vec<ManifestTensorMap>,
     /// Conditions on the dims.
     pub requirements: Vec<ManifestRequirement>,
     /// Most blocks in x, y and z.
@@ -157,6 +177,31 @@ pub enum ManifestParam {
         /// Largest value.
         max: u64,
     },
+    /// A TMA tensor map, 128 bytes by value (`tmap<i>_<tensor>`).
+    TensorMap {
+        /// Its name.
+        name: String,
+        /// Its index in [`ManifestKernel::tensor_maps`].
+        index: usize,
+    },
+}
+
+/// One TMA tensor map of a kernel, its numbers as expressions of the dims
+/// (what [`TensorMapDescription`] holds once they are evaluated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestTensorMap {
+    /// `%name` of the tensor parameter it describes.
+    pub tensor: String,
+    /// Element type.
+    pub element: ElementType,
+    /// Elements per dim, innermost first.
+    pub extents: Vec<String>,
+    /// Bytes between consecutive indices of dims 1, 2, ….
+    pub strides_bytes: Vec<String>,
+    /// The box, elements per dim, innermost first.
+    pub boxes: Vec<u32>,
+    /// The shared-memory swizzle's span in bytes (0: none).
+    pub swizzle_bytes: u32,
 }
 
 /// A condition on the dims.
@@ -205,8 +250,45 @@ impl From<&DeviceBuffer<'_>> for DeviceSlice {
 pub struct ManifestLaunch {
     /// Grid, block and dynamic shared memory.
     pub config: LaunchConfig,
-    /// The arguments in ABI order.
+    /// Every argument but the tensor maps, in ABI order (all of them for a
+    /// kernel without maps): a launch needs [`ManifestLaunch::arguments`].
     pub args: Vec<KernelArg>,
+    /// The tensor maps, checked, for the driver to encode at launch.
+    pub tensor_maps: Vec<PreparedTensorMap>,
+}
+
+/// A tensor map of a launch, checked as the driver would check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedTensorMap {
+    /// Its place in the whole argument list.
+    pub position: usize,
+    /// The device address of its tensor.
+    pub address: u64,
+    /// What it describes, the dims bound.
+    pub description: TensorMapDescription,
+}
+
+impl ManifestLaunch {
+    /// The whole argument list, in ABI order: `args` with each tensor map
+    /// encoded by the driver and put in its place.
+    pub fn arguments(&self, gpu: &Gpu) -> Result<Vec<KernelArg>, RuntimeError> {
+        let encoded = self
+            .tensor_maps
+            .iter()
+            .map(|map| gpu.encode_tensor_map(map.address, &map.description))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self.with_tensor_maps(&encoded))
+    }
+
+    /// `args` with `encoded[i]`, the map of `tensor_maps[i]`, at its place.
+    fn with_tensor_maps(&self, encoded: &[TensorMap]) -> Vec<KernelArg> {
+        let mut args = self.args.clone();
+        // Positions ascend, so each insertion lands where the manifest says.
+        for (map, &value) in self.tensor_maps.iter().zip(encoded) {
+            args.insert(map.position.min(args.len()), KernelArg::TensorMap(value));
+        }
+        args
+    }
 }
 
 // --- reading the JSON --------------------------------------------------------
@@ -254,6 +336,13 @@ fn triple(object: &Value, key: &str, at: &str) -> Result<[String; 3], ManifestEr
 
 fn param(value: &Value, at: &str) -> Result<ManifestParam, ManifestError> {
     let name = string(value, "name", at)?;
+    if value.get("type").and_then(Value::as_str) == Some("tensor_map") {
+        let index = unsigned(value, "tensor_map", at)?;
+        return Ok(ManifestParam::TensorMap {
+            name,
+            index: usize::try_from(index).unwrap_or(usize::MAX),
+        });
+    }
     if value.get("dim").and_then(Value::as_bool) == Some(true) {
         // `min` and `max` came with the limits; older manifests imply them.
         let bound = |key: &str, default: u64| match value.get(key) {
@@ -278,6 +367,91 @@ fn param(value: &Value, at: &str) -> Result<ManifestParam, ManifestError> {
     })
 }
 
+fn strings(object: &Value, key: &str, at: &str) -> Result<Vec<String>, ManifestError> {
+    array(object, key, at)?
+        .iter()
+        .map(|value| value.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format_error(&format!("{at}.{key}"), "holds a non-string"))
+}
+
+fn u32_of(value: u64, at: &str) -> Result<u32, ManifestError> {
+    u32::try_from(value).map_err(|_| format_error(at, "is above 2^32 - 1"))
+}
+
+fn tensor_map(value: &Value, at: &str) -> Result<ManifestTensorMap, ManifestError> {
+    let scalar = string(value, "scalar", at)?;
+    let element = ElementType::from_name(&scalar).ok_or_else(|| {
+        format_error(
+            &format!("{at}.scalar"),
+            &format!("is `{scalar}`, not fp16, bf16, fp32, i32 or u32"),
+        )
+    })?;
+    let element_bytes = unsigned(value, "element_bytes", at)?;
+    if element_bytes != element.bytes() as u64 {
+        return Err(format_error(
+            &format!("{at}.element_bytes"),
+            &format!(
+                "is {element_bytes}, but {scalar} has {} bytes",
+                element.bytes()
+            ),
+        ));
+    }
+    let boxes = array(value, "box", at)?
+        .iter()
+        .map(|entry| {
+            let entry = entry
+                .as_u64()
+                .ok_or_else(|| format_error(&format!("{at}.box"), "holds a non-integer"))?;
+            u32_of(entry, &format!("{at}.box"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ManifestTensorMap {
+        tensor: string(value, "tensor", at)?,
+        element,
+        extents: strings(value, "extents", at)?,
+        strides_bytes: strings(value, "strides_bytes", at)?,
+        boxes,
+        swizzle_bytes: u32_of(
+            unsigned(value, "swizzle_bytes", at)?,
+            &format!("{at}.swizzle_bytes"),
+        )?,
+    })
+}
+
+/// Every tensor-map parameter names a map, and every map a tensor parameter.
+fn check_tensor_maps(
+    params: &[ManifestParam],
+    maps: &[ManifestTensorMap],
+    at: &str,
+) -> Result<(), ManifestError> {
+    for (i, param) in params.iter().enumerate() {
+        let index = match param {
+            ManifestParam::TensorMap { index, .. } => *index,
+            ManifestParam::Tensor { .. } | ManifestParam::Dim { .. } => continue,
+        };
+        if index >= maps.len() {
+            return Err(format_error(
+                &format!("{at}.params[{i}].tensor_map"),
+                &format!("is {index}; the kernel has {} tensor maps", maps.len()),
+            ));
+        }
+    }
+    for (i, map) in maps.iter().enumerate() {
+        let tensor = params.iter().any(|param| match param {
+            ManifestParam::Tensor { name, .. } => *name == map.tensor,
+            ManifestParam::Dim { .. } | ManifestParam::TensorMap { .. } => false,
+        });
+        if !tensor {
+            return Err(format_error(
+                &format!("{at}.tensor_maps[{i}].tensor"),
+                &format!("is `{}`, which is no tensor parameter", map.tensor),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn requirement(value: &Value, at: &str) -> Result<ManifestRequirement, ManifestError> {
     let written_at = string(value, "written_at", at)?;
     let expression = string(value, "value", at)?;
@@ -299,7 +473,7 @@ fn requirement(value: &Value, at: &str) -> Result<ManifestRequirement, ManifestE
 }
 
 fn kernel(value: &Value, at: &str) -> Result<ManifestKernel, ManifestError> {
-    let params = array(value, "params", at)?
+    let params: Vec<ManifestParam> = array(value, "params", at)?
         .iter()
         .enumerate()
         .map(|(i, p)| param(p, &format!("{at}.params[{i}]")))
@@ -309,6 +483,16 @@ fn kernel(value: &Value, at: &str) -> Result<ManifestKernel, ManifestError> {
         .enumerate()
         .map(|(i, r)| requirement(r, &format!("{at}.requirements[{i}]")))
         .collect::<Result<_, _>>()?;
+    // Absent in manifests older than tensor maps: they had none.
+    let tensor_maps: Vec<ManifestTensorMap> = match value.get("tensor_maps") {
+        Some(_) => array(value, "tensor_maps", at)?
+            .iter()
+            .enumerate()
+            .map(|(i, m)| tensor_map(m, &format!("{at}.tensor_maps[{i}]")))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    check_tensor_maps(&params, &tensor_maps, at)?;
     let shared = unsigned(value, "dynamic_shared_bytes", at)?;
     let dynamic_shared_bytes = u32::try_from(shared)
         .map_err(|_| format_error(&format!("{at}.dynamic_shared_bytes"), "is above 2^32 - 1"))?;
@@ -334,6 +518,7 @@ fn kernel(value: &Value, at: &str) -> Result<ManifestKernel, ManifestError> {
             .get("cooperative")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        tensor_maps,
         requirements,
         max_grid,
         max_block_threads,
@@ -376,153 +561,6 @@ impl Manifest {
     }
 }
 
-// --- expressions -------------------------------------------------------------
-
-/// Binding strength of a binary operator (C's order; higher binds tighter).
-fn strength(op: &str) -> Option<u8> {
-    match op {
-        "^" => Some(1),
-        "&" => Some(2),
-        "<<" | ">>" => Some(3),
-        "+" | "-" => Some(4),
-        "*" | "/" | "%" => Some(5),
-        _ => None,
-    }
-}
-
-fn tokens(text: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-        } else if c.is_ascii_alphanumeric() || c == '_' {
-            let mut word = String::new();
-            while let Some(&c) = chars
-                .peek()
-                .filter(|c| c.is_ascii_alphanumeric() || **c == '_')
-            {
-                word.push(c);
-                chars.next();
-            }
-            out.push(word);
-        } else if c == '<' || c == '>' {
-            chars.next();
-            if chars.next() != Some(c) {
-                return Err(format!("`{c}` alone is not an operator"));
-            }
-            out.push(format!("{c}{c}"));
-        } else if "+-*/%&^()".contains(c) {
-            out.push(c.to_string());
-            chars.next();
-        } else {
-            return Err(format!("unexpected `{c}`"));
-        }
-    }
-    Ok(out)
-}
-
-struct Reader<'a> {
-    tokens: Vec<String>,
-    at: usize,
-    value_of: &'a dyn Fn(&str) -> Option<i64>,
-}
-
-impl Reader<'_> {
-    fn binary(&mut self, least: u8) -> Result<i64, String> {
-        let mut value = self.operand()?;
-        while let Some(op) = self.tokens.get(self.at).cloned() {
-            let Some(own) = strength(&op).filter(|&own| own >= least) else {
-                break;
-            };
-            self.at += 1;
-            let rhs = self.binary(own + 1)?;
-            value = apply(&op, value, rhs)?;
-        }
-        Ok(value)
-    }
-
-    fn operand(&mut self) -> Result<i64, String> {
-        let token = self
-            .tokens
-            .get(self.at)
-            .cloned()
-            .ok_or("the expression ends early")?;
-        self.at += 1;
-        match token.as_str() {
-            "(" => {
-                let value = self.binary(0)?;
-                if self.tokens.get(self.at).map(String::as_str) != Some(")") {
-                    return Err("a `(` is not closed".into());
-                }
-                self.at += 1;
-                Ok(value)
-            }
-            "-" => self
-                .operand()?
-                .checked_neg()
-                .ok_or_else(|| "overflow".to_string()),
-            _ if token.starts_with(|c: char| c.is_ascii_digit()) => token
-                .parse()
-                .map_err(|_| format!("`{token}` is not a 64-bit integer")),
-            _ if token.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
-                (self.value_of)(&token).ok_or_else(|| format!("`{token}` has no value"))
-            }
-            _ => Err(format!("`{token}` where a value belongs")),
-        }
-    }
-}
-
-fn apply(op: &str, a: i64, b: i64) -> Result<i64, String> {
-    let overflow = || format!("overflow in {a} {op} {b}");
-    let divisor = || {
-        if b == 0 {
-            Err(format!("division by zero in {a} {op} {b}"))
-        } else {
-            Ok(b)
-        }
-    };
-    let shift = || {
-        u32::try_from(b)
-            .ok()
-            .filter(|&s| s < 64)
-            .ok_or_else(overflow)
-    };
-    match op {
-        "+" => a.checked_add(b).ok_or_else(overflow),
-        "-" => a.checked_sub(b).ok_or_else(overflow),
-        "*" => a.checked_mul(b).ok_or_else(overflow),
-        "/" => a.checked_div_euclid(divisor()?).ok_or_else(overflow),
-        "%" => a.checked_rem_euclid(divisor()?).ok_or_else(overflow),
-        "&" => Ok(a & b),
-        "^" => Ok(a ^ b),
-        "<<" => a
-            .checked_shl(shift()?)
-            .filter(|v| v >> b == a)
-            .ok_or_else(overflow),
-        _ => Ok(a >> shift()?),
-    }
-}
-
-/// The value of a manifest expression (`(M/128)*(N/256)`), with names given
-/// their values by `value_of`: integers, names, `+ - * / % & ^ << >>` with
-/// C's precedence, parentheses, unary minus; `/` and `%` the floor division
-/// and remainder. An error says why: an unknown name, a division by zero,
-/// an overflow of 64 bits, text that is not an expression.
-pub fn evaluate(text: &str, value_of: &dyn Fn(&str) -> Option<i64>) -> Result<i64, String> {
-    let describe = |why: String| format!("`{text}`: {why}");
-    let mut reader = Reader {
-        tokens: tokens(text).map_err(describe)?,
-        at: 0,
-        value_of,
-    };
-    let value = reader.binary(0).map_err(describe)?;
-    match reader.tokens.get(reader.at) {
-        None => Ok(value),
-        Some(extra) => Err(describe(format!("unexpected `{extra}`"))),
-    }
-}
-
 // --- checking a launch -------------------------------------------------------
 
 /// `%name` and `name` both name the parameter `%name`.
@@ -537,7 +575,7 @@ impl ManifestKernel {
             .iter()
             .filter_map(|param| match param {
                 ManifestParam::Dim { name, .. } => Some(name.as_str()),
-                ManifestParam::Tensor { .. } => None,
+                ManifestParam::Tensor { .. } | ManifestParam::TensorMap { .. } => None,
             })
             .collect()
     }
@@ -593,7 +631,7 @@ impl ManifestKernel {
         for (name, _) in buffers {
             let known = self.params.iter().any(|param| match param {
                 ManifestParam::Tensor { name: param, .. } => same_param(name, param),
-                ManifestParam::Dim { .. } => false,
+                ManifestParam::Dim { .. } | ManifestParam::TensorMap { .. } => false,
             });
             if !known {
                 return Err(self.buffer_error(name, "not a tensor parameter of the kernel".into()));
@@ -691,8 +729,34 @@ impl ManifestKernel {
             )));
         }
         let mut args = Vec::with_capacity(self.params.len());
-        for param in &self.params {
+        let mut tensor_maps = Vec::with_capacity(self.tensor_maps.len());
+        for (position, param) in self.params.iter().enumerate() {
             match param {
+                ManifestParam::TensorMap { index, .. } => {
+                    let Some(map) = self.tensor_maps.get(*index) else {
+                        // `Manifest::parse` checked every index.
+                        return Err(self.launch_error(format!("no tensor map {index}")));
+                    };
+                    let Some(&(_, slice)) = buffers
+                        .iter()
+                        .find(|(given, _)| same_param(given, &map.tensor))
+                    else {
+                        return Err(self.buffer_error(&map.tensor, "no device memory given".into()));
+                    };
+                    let description = self.describe(map, *index, &eval)?;
+                    description.check(slice.address).map_err(|detail| {
+                        ManifestError::TensorMap {
+                            kernel: self.name.clone(),
+                            tensor: map.tensor.clone(),
+                            detail,
+                        }
+                    })?;
+                    tensor_maps.push(PreparedTensorMap {
+                        position,
+                        address: slice.address,
+                        description,
+                    });
+                }
                 ManifestParam::Dim { name, .. } => {
                     let value = value_of(name).unwrap_or(0);
                     args.push(KernelArg::U32(u32::try_from(value).unwrap_or(u32::MAX)));
@@ -745,6 +809,36 @@ impl ManifestKernel {
                 .with_dynamic_shared(self.dynamic_shared_bytes)
                 .with_cooperative(self.cooperative),
             args,
+            tensor_maps,
+        })
+    }
+
+    /// Tensor map `index` with its expressions evaluated by `eval`.
+    fn describe(
+        &self,
+        map: &ManifestTensorMap,
+        index: usize,
+        eval: &dyn Fn(&str, &str) -> Result<i64, ManifestError>,
+    ) -> Result<TensorMapDescription, ManifestError> {
+        let what = format!("tensor map {index} of `{}`:", map.tensor);
+        let values = |texts: &[String]| {
+            texts
+                .iter()
+                .map(|text| {
+                    let value = eval(text, &what)?;
+                    u64::try_from(value).map_err(|_| {
+                        self.launch_error(format!("{what} `{text}` = {value} is negative"))
+                    })
+                })
+                .collect::<Result<Vec<u64>, _>>()
+        };
+        Ok(TensorMapDescription {
+            tensor: map.tensor.clone(),
+            element: map.element,
+            extents: values(&map.extents)?,
+            strides_bytes: values(&map.strides_bytes)?,
+            boxes: map.boxes.clone(),
+            swizzle_bytes: map.swizzle_bytes,
         })
     }
 }
@@ -788,7 +882,8 @@ impl ManifestModule<'_> {
 
     /// Launches `kernel` on `buffers` with `dims` (see
     /// [`ManifestKernel::prepare`] for what is checked first) and waits for
-    /// it; dynamic shared memory above 48 KiB is allowed first. Returns the
+    /// it; its tensor maps are encoded over the buffers given and dynamic
+    /// shared memory above 48 KiB is allowed first. Returns the
     /// configuration it launched with.
     pub fn launch(
         &self,
@@ -797,9 +892,20 @@ impl ManifestModule<'_> {
         dims: &[(&str, u64)],
     ) -> Result<LaunchConfig, RuntimeError> {
         let launch = self.manifest.kernel(kernel)?.prepare(buffers, dims)?;
-        self.module
-            .kernel(kernel)?
-            .launch(&launch.config, &launch.args)?;
+        // A refusal of the driver's names the tensor; the kernel is added.
+        let args = launch
+            .arguments(self.module.gpu())
+            .map_err(|error| match error {
+                RuntimeError::TensorMap { tensor, detail } => {
+                    RuntimeError::Manifest(ManifestError::TensorMap {
+                        kernel: kernel.to_owned(),
+                        tensor,
+                        detail,
+                    })
+                }
+                other => other,
+            })?;
+        self.module.kernel(kernel)?.launch(&launch.config, &args)?;
         Ok(launch.config)
     }
 }

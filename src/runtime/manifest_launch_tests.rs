@@ -1,7 +1,8 @@
-//! Runtime: the manifest launcher's checks, without a GPU — expressions,
-//! dims by name, requirements, buffers and limits, malformed manifests.
+//! Runtime: the manifest launcher's checks, without a GPU — dims by name,
+//! requirements, buffers, tensor maps and limits, malformed manifests.
 
 use super::*;
+use crate::runtime::{ElementType, TensorMap, TensorMapDescription};
 
 /// What `ptxgen examples/vector_copy.gph --emit manifest` writes, with a
 /// requirement and a second dim added to exercise the checks.
@@ -58,48 +59,6 @@ fn good() -> [(&'static str, DeviceSlice); 2] {
     ]
 }
 
-fn value(text: &str) -> Result<i64, String> {
-    let dims = |name: &str| match name {
-        "M" => Some(4096),
-        "N" => Some(2048),
-        "K_1" => Some(7),
-        _ => None,
-    };
-    evaluate(text, &dims)
-}
-
-#[test]
-fn expressions_follow_the_precedence_the_printer_assumes() {
-    assert_eq!(value("(M/128)*(N/256)"), Ok(32 * 8));
-    assert_eq!(value("K_1 + K_1*(M - 1)"), Ok(7 * 4096));
-    assert_eq!(value("2*M*N*K_1"), Ok(2 * 4096 * 2048 * 7));
-    assert_eq!(value("1 + 2*3 << 1"), Ok(14));
-    assert_eq!(value("K_1 ^ 3 & 1"), Ok(7 ^ (3 & 1)));
-    assert_eq!(value("(M >> 4) % 10 - 2"), Ok(256 % 10 - 2));
-    assert_eq!(value("M - N - 1"), Ok(2047));
-    assert_eq!(value("K_1 / 2 * 2"), Ok(6));
-    assert_eq!(value("-7/2"), Ok(-4), "floor division");
-    assert_eq!(value("-7 % 2"), Ok(1));
-    assert_eq!(value("  42 "), Ok(42));
-}
-
-#[test]
-fn expression_errors_say_why() {
-    let error = |text: &str| value(text).unwrap_err();
-    assert_eq!(error("M/Q"), "`M/Q`: `Q` has no value");
-    assert_eq!(
-        error("M/(N - 2048)"),
-        "`M/(N - 2048)`: division by zero in 4096 / 0"
-    );
-    assert!(error("M*M*M*M*M*M").contains("overflow"));
-    assert!(error("1 << 64").contains("overflow"));
-    assert_eq!(error("(M + 1"), "`(M + 1`: a `(` is not closed");
-    assert_eq!(error("M N"), "`M N`: unexpected `N`");
-    assert_eq!(error("M < 2"), "`M < 2`: `<` alone is not an operator");
-    assert_eq!(error("M +"), "`M +`: the expression ends early");
-    assert_eq!(error("M.x"), "`M.x`: unexpected `.`");
-}
-
 #[test]
 fn a_good_launch_gets_its_configuration_and_arguments_in_abi_order() {
     let launch = prepare(&good(), &[("S", 2), ("B", 8)]).expect("valid");
@@ -115,6 +74,7 @@ fn a_good_launch_gets_its_configuration_and_arguments_in_abi_order() {
             KernelArg::U32(2)
         ]
     );
+    assert!(launch.tensor_maps.is_empty());
 }
 
 #[test]
@@ -243,4 +203,185 @@ fn older_manifests_without_limits_or_bounds_get_cuda_s() {
     let bare = MANIFEST.replace(r#""limits""#, r#""ignored""#);
     let kernel = Manifest::parse(&bare).unwrap().kernels[0].clone();
     assert_eq!(kernel.max_block_threads, 1024);
+}
+
+/// A copy through a TMA tensor map of `%A` (`[M, K]`, K innermost), as
+/// `launch::manifest` writes one.
+const TMA_MANIFEST: &str = r#"{
+  "manifest": 1, "source": "tma.gph", "target": "sm_90a",
+  "kernels": [{
+    "name": "tma_copy", "dims": ["M", "K"],
+    "params": [
+      {"name": "%A", "type": "u64", "points_to": "fp16", "element_bytes": 2,
+       "elements": "K*M", "align_bytes": 16, "role": "input"},
+      {"name": "%B", "type": "u64", "points_to": "fp16", "element_bytes": 2,
+       "elements": "K*M", "align_bytes": 16, "role": "output"},
+      {"name": "M", "type": "u32", "dim": true, "min": 1, "max": 4294967295},
+      {"name": "K", "type": "u32", "dim": true, "min": 1, "max": 4294967295},
+      {"name": "tmap0_A", "type": "tensor_map", "tensor_map": 0}
+    ],
+    "grid": ["M/128", "1", "1"], "block": ["128", "1", "1"],
+    "dynamic_shared_bytes": 16384, "cooperative": false,
+    "tensor_maps": [
+      {"tensor": "%A", "scalar": "fp16", "element_bytes": 2, "extents": ["K", "M"],
+       "strides_bytes": ["K*2"], "box": [64, 128], "swizzle_bytes": 128}
+    ],
+    "requirements": [],
+    "work": {"kind": "bytes", "value": "4*K*M"},
+    "min_blocks_per_sm": null, "max_registers": null
+  }]
+}"#;
+
+fn tma_kernel(text: &str) -> Result<ManifestKernel, String> {
+    let manifest = Manifest::parse(text).map_err(|e| e.to_string())?;
+    Ok(manifest.kernels[0].clone())
+}
+
+fn tma_buffers(bytes: usize) -> [(&'static str, DeviceSlice); 2] {
+    [("A", slice(0x10000, bytes)), ("B", slice(0x20000, bytes))]
+}
+
+#[test]
+fn a_tensor_map_is_read_and_prepared_after_the_dims() {
+    let kernel = tma_kernel(TMA_MANIFEST).expect("parses");
+    assert_eq!(
+        kernel.params[4],
+        ManifestParam::TensorMap {
+            name: "tmap0_A".into(),
+            index: 0
+        }
+    );
+    assert_eq!(kernel.dims(), ["M", "K"]);
+    let launch = kernel
+        .prepare(&tma_buffers(256 * 64 * 2), &[("M", 256), ("K", 64)])
+        .expect("valid");
+    assert_eq!(
+        launch.args,
+        [
+            KernelArg::Pointer(0x10000),
+            KernelArg::Pointer(0x20000),
+            KernelArg::U32(256),
+            KernelArg::U32(64)
+        ]
+    );
+    assert_eq!(
+        launch.tensor_maps,
+        [PreparedTensorMap {
+            position: 4,
+            address: 0x10000,
+            description: TensorMapDescription {
+                tensor: "%A".into(),
+                element: ElementType::F16,
+                extents: vec![64, 256],
+                strides_bytes: vec![128],
+                boxes: vec![64, 128],
+                swizzle_bytes: 128,
+            },
+        }]
+    );
+}
+
+#[test]
+fn encoded_maps_take_their_places_in_the_argument_list() {
+    let mut map = TensorMap::zeroed();
+    map.opaque[0] = 42;
+    let description = TensorMapDescription {
+        tensor: "%A".into(),
+        element: ElementType::F32,
+        extents: vec![4],
+        strides_bytes: vec![],
+        boxes: vec![4],
+        swizzle_bytes: 0,
+    };
+    let prepared = |position| PreparedTensorMap {
+        position,
+        address: 0,
+        description: description.clone(),
+    };
+    let launch = ManifestLaunch {
+        config: LaunchConfig::linear(1, 32),
+        args: vec![KernelArg::Pointer(1), KernelArg::U32(2)],
+        tensor_maps: vec![prepared(1), prepared(3)],
+    };
+    assert_eq!(
+        launch.with_tensor_maps(&[map, TensorMap::zeroed()]),
+        [
+            KernelArg::Pointer(1),
+            KernelArg::TensorMap(map),
+            KernelArg::U32(2),
+            KernelArg::TensorMap(TensorMap::zeroed())
+        ]
+    );
+}
+
+#[test]
+fn a_tensor_map_the_driver_would_refuse_is_refused_first() {
+    let kernel = tma_kernel(TMA_MANIFEST).expect("parses");
+    // K = 100: rows of 200 bytes, which no map may stride by.
+    let error = kernel
+        .prepare(&tma_buffers(256 * 100 * 2), &[("M", 256), ("K", 100)])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `tma_copy`: tensor map of `%A`: the stride of dim 1 is 200 B, not a multiple \
+         of 16 B"
+    );
+    let wide = TMA_MANIFEST.replace("[64, 128]", "[128, 128]");
+    let error = tma_kernel(&wide)
+        .unwrap()
+        .prepare(&tma_buffers(256 * 64 * 2), &[("M", 256), ("K", 64)])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `tma_copy`: tensor map of `%A`: box[0] is 128 fp16 elements = 256 B, wider \
+         than the 128 B swizzle span"
+    );
+    let negative = TMA_MANIFEST.replace(r#"["K", "M"]"#, r#"["K - 100", "M"]"#);
+    let error = tma_kernel(&negative)
+        .unwrap()
+        .prepare(&tma_buffers(256 * 64 * 2), &[("M", 256), ("K", 64)])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `tma_copy`: tensor map 0 of `%A`: `K - 100` = -36 is negative"
+    );
+    let error = kernel
+        .prepare(&[("B", slice(0x20000, 1 << 20))], &[("M", 256), ("K", 64)])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `tma_copy`: parameter `%A`: no device memory given"
+    );
+}
+
+#[test]
+fn malformed_tensor_maps_name_the_field() {
+    let error = |text: &str| tma_kernel(text).unwrap_err();
+    assert_eq!(
+        error(&TMA_MANIFEST.replace(r#""tensor_map": 0}"#, r#""tensor_map": 1}"#)),
+        "launch manifest: `kernels[0].params[4].tensor_map` is 1; the kernel has 1 tensor maps"
+    );
+    assert_eq!(
+        error(&TMA_MANIFEST.replace(r#"{"tensor": "%A""#, r#"{"tensor": "%Q""#)),
+        "launch manifest: `kernels[0].tensor_maps[0].tensor` is `%Q`, which is no tensor \
+         parameter"
+    );
+    assert_eq!(
+        error(&TMA_MANIFEST.replace(r#""scalar": "fp16""#, r#""scalar": "fp8""#)),
+        "launch manifest: `kernels[0].tensor_maps[0].scalar` is `fp8`, not fp16, bf16, fp32, \
+         i32 or u32"
+    );
+    assert_eq!(
+        error(&TMA_MANIFEST.replace(
+            r#""scalar": "fp16", "element_bytes": 2"#,
+            r#""scalar": "fp16", "element_bytes": 4"#
+        )),
+        "launch manifest: `kernels[0].tensor_maps[0].element_bytes` is 4, but fp16 has 2 bytes"
+    );
+    assert_eq!(
+        error(&TMA_MANIFEST.replace(r#""strides_bytes": ["K*2"]"#, r#""strides_bytes": [32]"#)),
+        "launch manifest: `kernels[0].tensor_maps[0].strides_bytes` holds a non-string"
+    );
+    // Manifests older than tensor maps have none.
+    assert!(kernel().tensor_maps.is_empty());
 }

@@ -40,6 +40,7 @@ mod driver;
 mod error;
 mod gpu;
 mod launch;
+mod manifest_expr;
 mod manifest_launch;
 mod module;
 mod tensor_map;
@@ -54,9 +55,10 @@ pub use launch::{
     DEFAULT_SHARED_LIMIT_BYTES, EntryParam, EntrySignature, KernelArg, LaunchConfig,
     entry_signatures,
 };
+pub use manifest_expr::evaluate;
 pub use manifest_launch::{
     DeviceSlice, MANIFEST_FORMAT, Manifest, ManifestError, ManifestKernel, ManifestLaunch,
-    ManifestModule, ManifestParam, ManifestRequirement, evaluate,
+    ManifestModule, ManifestParam, ManifestRequirement, ManifestTensorMap, PreparedTensorMap,
 };
 pub use module::{Kernel, KernelAttributes, Module};
 pub use tensor_map::{

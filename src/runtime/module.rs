@@ -97,6 +97,11 @@ fn log_text(buffer: &[u8], used: usize) -> String {
 }
 
 impl<'g> Module<'g> {
+    /// The GPU the module was loaded on.
+    pub(crate) fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
     /// The JIT's info log of the successful compilation.
     pub fn info_log(&self) -> &str {
         &self.info_log
