@@ -6,6 +6,9 @@
 //! and by the benchmark harness's reader (`benches/harness.py`) when python3
 //! is installed. Every manifest also validates against its JSON Schema,
 //! `docs/manifest.schema.json`, and states the work `ptxgen bench` counts.
+//! A kernel given TMA tensor maps by hand (as the lowering of `Move<tma>`
+//! records them) lists each after the dims, its expressions the plan's
+//! numbers, and the runtime's reader (feature `cuda`) prepares the same.
 
 #[path = "support/schema.rs"]
 mod schema;
@@ -15,7 +18,9 @@ use std::path::Path;
 use std::process::Command;
 
 use graphene::compile::{self, Options};
-use graphene::launch::{LaunchPlan, Work};
+use graphene::expr::Expr;
+use graphene::ir::{Kernel, MapDim, Program, TensorMap, TmaSwizzle};
+use graphene::launch::{self, LaunchPlan, Source, Work};
 use serde_json::{Value, json};
 
 /// Dims that satisfy every example's requirements (multiples of 256).
@@ -102,6 +107,182 @@ fn examples() -> Vec<String> {
     support::examples::paths()
 }
 
+/// The manifest's tensor maps (`entry`, a kernel of it) are the plan's once
+/// evaluated, and each has its `tmap<i>_<tensor>` param after the dims.
+fn assert_tensor_maps_agree(
+    what: &str,
+    entry: &Value,
+    plan: &LaunchPlan,
+    value_of: &dyn Fn(&str) -> i64,
+) {
+    let maps = entry["tensor_maps"]
+        .as_array()
+        .expect("tensor_maps is a list");
+    assert_eq!(maps.len(), plan.tensor_maps.len(), "{what}");
+    let params = entry["params"].as_array().unwrap();
+    let first = plan.params.len() + plan.dims.len();
+    for (i, (map, planned)) in maps.iter().zip(&plan.tensor_maps).enumerate() {
+        let tensor = planned.tensor.strip_prefix('%').unwrap();
+        assert_eq!(
+            params[first + i],
+            json!({ "name": format!("tmap{i}_{tensor}"), "type": "tensor_map", "tensor_map": i }),
+            "{what}"
+        );
+        assert_eq!(map["tensor"], planned.tensor.as_str(), "{what}");
+        assert_eq!(map["scalar"], planned.scalar.name(), "{what}");
+        assert_eq!(map["element_bytes"], planned.scalar.bytes(), "{what}");
+        let values = |key: &str| -> Vec<u64> {
+            let texts = map[key].as_array().unwrap();
+            let value = |text: &Value| evaluate(text.as_str().unwrap(), value_of) as u64;
+            texts.iter().map(value).collect()
+        };
+        assert_eq!(values("extents"), planned.extents, "{what} {tensor}");
+        assert_eq!(values("strides_bytes"), planned.strides_bytes, "{what}");
+        assert_eq!(map["box"], json!(planned.boxes), "{what}");
+        assert_eq!(map["swizzle_bytes"], planned.swizzle_bytes, "{what}");
+    }
+}
+
+const TMA_EXAMPLE: &str = "examples/gemm_f16_sm90.gph";
+
+/// A map over the whole of `%name` as declared (one level): the stride-1
+/// mode innermost, the other modes after it in order; boxes of 64 along
+/// the innermost (128 bytes of fp16, the 128-byte swizzle's span), 128
+/// along the next, 1 beyond.
+fn map_of(kernel: &Kernel, name: &str) -> TensorMap {
+    let id = *kernel
+        .params
+        .iter()
+        .find(|id| kernel.buffers[id.0 as usize].name == name)
+        .unwrap_or_else(|| panic!("no %{name}"));
+    let level = &kernel.buffers[id.0 as usize].ty.levels[0];
+    let modes: Vec<(usize, Expr, Expr)> = level
+        .shape
+        .leaves()
+        .into_iter()
+        .zip(level.stride.leaves())
+        .enumerate()
+        .map(|(mode, (extent, stride))| (mode, extent.clone(), stride.clone()))
+        .collect();
+    let inner = modes
+        .iter()
+        .position(|(_, _, stride)| stride.as_const() == Some(1))
+        .expect("a stride-1 mode");
+    let order = std::iter::once(inner).chain((0..modes.len()).filter(|&m| m != inner));
+    let dims: Vec<MapDim> = order
+        .map(|m| MapDim {
+            mode: modes[m].0,
+            extent: modes[m].1.clone(),
+            stride: modes[m].2.clone(),
+        })
+        .collect();
+    let boxes = (0..dims.len()).map(|d| [64, 128].get(d).copied().unwrap_or(1));
+    TensorMap {
+        tensor: id,
+        boxes: boxes.collect(),
+        dims,
+        swizzle: TmaSwizzle::Span128,
+    }
+}
+
+/// The TMA example's program with maps of `%A` and `%B` in its first
+/// kernel, and that kernel's dynamic shared memory.
+fn program_with_tensor_maps() -> (Program, String, u32) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(TMA_EXAMPLE);
+    let text = std::fs::read_to_string(path).unwrap();
+    let compiled = compile::compile(TMA_EXAMPLE, &text, &Options::default()).expect("compiles");
+    let mut program = compiled.program;
+    let kernel = &mut program.kernels[0];
+    let maps = [map_of(kernel, "A"), map_of(kernel, "B")];
+    kernel.tensor_maps.extend(maps);
+    (program, text, compiled.kernels[0].dynamic_shared_bytes)
+}
+
+fn manifest_with_tensor_maps() -> (Value, LaunchPlan) {
+    let (program, text, shared) = program_with_tensor_maps();
+    let source = Source {
+        name: TMA_EXAMPLE,
+        text: &text,
+    };
+    let manifest = launch::manifest(&program, source, "sm_90a", &[shared]);
+    let kernel = &program.kernels[0];
+    let dims = vec![DIM_VALUE; kernel.dims.len()];
+    let plan = LaunchPlan::new(kernel, &dims, shared, None).expect("plans");
+    (manifest, plan)
+}
+
+#[test]
+fn tensor_maps_follow_the_dims_and_agree_with_the_plan() {
+    let (manifest, plan) = manifest_with_tensor_maps();
+    let entry = &manifest["kernels"][0];
+    assert_eq!(plan.tensor_maps.len(), 2);
+    assert_tensor_maps_agree(TMA_EXAMPLE, entry, &plan, &|_| DIM_VALUE);
+    // As written: K innermost for both, rows K·2 bytes apart.
+    assert_eq!(
+        entry["tensor_maps"][0],
+        json!({
+            "tensor": "%A", "scalar": "fp16", "element_bytes": 2,
+            "extents": ["K", "M"], "strides_bytes": ["K*2"],
+            "box": [64, 128], "swizzle_bytes": 128,
+        })
+    );
+    assert_eq!(entry["tensor_maps"][1]["extents"], json!(["K", "N"]));
+    let params = entry["params"].as_array().unwrap();
+    let names: Vec<&str> = params[params.len() - 2..]
+        .iter()
+        .map(|param| param["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tmap0_A", "tmap1_B"]);
+    let errors = schema::validate(&manifest_schema(), &manifest);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The runtime's reader of the manifest prepares, with no GPU, the maps the
+/// plan describes, each after the dims.
+#[cfg(feature = "cuda")]
+#[test]
+fn the_runtime_prepares_the_maps_the_plan_describes() {
+    use graphene::runtime::{DeviceSlice, ElementType, Manifest};
+
+    let (manifest, plan) = manifest_with_tensor_maps();
+    let parsed = Manifest::parse(&manifest.to_string()).expect("the runtime reads it");
+    let kernel = &parsed.kernels[0];
+    let buffers: Vec<(&str, DeviceSlice)> = plan
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, param)| {
+            let address = (i as u64 + 1) << 36;
+            let memory = DeviceSlice {
+                address,
+                bytes: param.bytes,
+            };
+            (param.name.as_str(), memory)
+        })
+        .collect();
+    let dims: Vec<(&str, u64)> = plan
+        .dims
+        .iter()
+        .map(|(name, value)| (name.as_str(), *value as u64))
+        .collect();
+    let launch = kernel.prepare(&buffers, &dims).expect("valid");
+    assert_eq!(launch.tensor_maps.len(), plan.tensor_maps.len());
+    for (i, (prepared, planned)) in launch.tensor_maps.iter().zip(&plan.tensor_maps).enumerate() {
+        assert_eq!(prepared.position, plan.params.len() + plan.dims.len() + i);
+        assert_eq!(prepared.address, (u64::from(planned.position) + 1) << 36);
+        let description = &prepared.description;
+        assert_eq!(description.tensor, planned.tensor);
+        assert_eq!(
+            description.element,
+            ElementType::from_name(planned.scalar.name()).unwrap()
+        );
+        assert_eq!(description.extents, planned.extents);
+        assert_eq!(description.strides_bytes, planned.strides_bytes);
+        assert_eq!(description.boxes, planned.boxes);
+        assert_eq!(description.swizzle_bytes, planned.swizzle_bytes);
+    }
+}
+
 #[test]
 fn every_example_manifest_agrees_with_the_launch_plan() {
     for example in examples() {
@@ -141,7 +322,11 @@ fn every_example_manifest_agrees_with_the_launch_plan() {
             );
             assert_eq!(entry["dynamic_shared_bytes"], plan.dynamic_shared_bytes);
             let params = entry["params"].as_array().unwrap();
-            assert_eq!(params.len(), plan.params.len() + kernel.dims.len());
+            assert_eq!(
+                params.len(),
+                plan.params.len() + kernel.dims.len() + plan.tensor_maps.len()
+            );
+            assert_tensor_maps_agree(&example, entry, &plan, &value_of);
             for (param, planned) in params.iter().zip(&plan.params) {
                 assert_eq!(param["name"], planned.name.as_str());
                 let elements = evaluate(param["elements"].as_str().unwrap(), &value_of);
@@ -314,6 +499,7 @@ fn every_example_manifest_states_alignment_and_limits() {
             for param in kernel["params"].as_array().unwrap() {
                 match param["type"].as_str() {
                     Some("u64") => assert_eq!(param["align_bytes"], 16, "{example}"),
+                    Some("tensor_map") => assert!(param["tensor_map"].is_u64(), "{example}"),
                     _ => assert_eq!(
                         (&param["min"], &param["max"]),
                         (&json!(1), &json!(u32::MAX)),
