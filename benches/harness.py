@@ -20,7 +20,9 @@ Both sides are timed the same way, in one process, interleaved:
 Our kernel is launched from this process through the CUDA driver (`ctypes`
 over libcuda), from the PTX and launch manifest that `ptxgen` wrote
 (`ptxgen FILE --emit manifest`, docs/running.md): no Rust code runs while
-timing, and both sides share PyTorch's context and stream.
+timing, and both sides share PyTorch's context and stream. A kernel's TMA
+tensor maps are encoded once per bound launch (`cuTensorMapEncodeTiled`)
+over the tensors given, and passed by value after the dims.
 
 Library only: benches/gemm_vs_cublas.py is the GEMM driver.
 """
@@ -38,6 +40,20 @@ ROTATION_BYTES = 256 << 20
 MAX_SETS = 64
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+# cuTensorMapEncodeTiled's enum values (CUDA 12 cuda.h), as
+# src/runtime/driver.rs declares them.
+_TENSOR_MAP_DATA_TYPES = {"fp16": 6, "bf16": 9, "fp32": 7, "i32": 3, "u32": 2}
+_TENSOR_MAP_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # span in bytes -> CU_TENSOR_MAP_SWIZZLE_*
+_TENSOR_MAP_INTERLEAVE_NONE = 0
+# 128 B, as the Rust runtime chooses (src/runtime/tensor_map.rs says why).
+_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+# Elements of a box past the tensor's extents land as zero.
+_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+# A map is 128 bytes; the driver writes it, and the kernel's `.param` holds
+# it, at a 64-byte boundary.
+_TENSOR_MAP_BYTES = 128
+_TENSOR_MAP_ALIGN = 64
 
 
 def rotation_sets(set_bytes, device_bytes):
@@ -86,6 +102,80 @@ def evaluate(text, dims):
     return walk(ast.parse(text, mode="eval"))
 
 
+# --- TMA tensor maps ---------------------------------------------------------
+
+
+def tensor_map_arguments(entry, index, dims, address):
+    """The arguments of cuTensorMapEncodeTiled for tensor map `index` of the
+    manifest kernel `entry`, with `dims` bound, over the tensor at device
+    `address`: a dict of the driver's values. What the driver would refuse
+    is a ValueError first, in the Rust runtime's words
+    (src/runtime/tensor_map.rs), naming the kernel and the tensor."""
+    tmap = entry["tensor_maps"][index]
+    tensor = tmap["tensor"]
+
+    def refuse(why):
+        raise ValueError(f"kernel `{entry['name']}`: tensor map of `{tensor}`: {why}")
+
+    extents = [evaluate(text, dims) for text in tmap["extents"]]
+    strides = [evaluate(text, dims) for text in tmap["strides_bytes"]]
+    boxes = list(tmap["box"])
+    span = tmap["swizzle_bytes"]
+    element_bytes = tmap["element_bytes"]
+    rank = len(extents)
+    if not 1 <= rank <= 5:
+        refuse(f"a tensor map has 1 to 5 dims; this one has {rank}")
+    if len(boxes) != rank or len(strides) + 1 != rank:
+        refuse(
+            f"{rank} extents, {len(boxes)} box entries and {len(strides)} strides; a map has one "
+            "box entry per dim and one stride per dim but the innermost"
+        )
+    if span not in _TENSOR_MAP_SWIZZLES:
+        refuse(f"a swizzle span of {span} B; the driver knows none (0), 32, 64 and 128 B")
+    for dim, (extent, elements) in enumerate(zip(extents, boxes)):
+        if not 1 <= extent <= 1 << 32:
+            refuse(f"dim {dim} has {extent} elements; the driver allows 1 to 2^32")
+        if not 1 <= elements <= 256:
+            refuse(f"box[{dim}] is {elements} elements; the driver allows 1 to 256")
+    # Without interleave a box row moves in 16-byte chunks, and a swizzle
+    # permutes chunks within one span.
+    row = boxes[0] * element_bytes
+    row_text = f"box[0] is {boxes[0]} {tmap['scalar']} elements = {row} B"
+    if row % 16:
+        refuse(f"{row_text}, not a multiple of 16 B")
+    if span and row > span:
+        refuse(f"{row_text}, wider than the {span} B swizzle span")
+    for dim, stride in enumerate(strides, start=1):
+        if stride % 16:
+            refuse(f"the stride of dim {dim} is {stride} B, not a multiple of 16 B")
+        if not 0 <= stride < 1 << 40:
+            refuse(f"the stride of dim {dim} is {stride} B; the driver allows less than 2^40 B")
+    if address % 16:
+        refuse(f"the tensor's address {address:#x} is not a multiple of 16 bytes")
+    return {
+        "data_type": _TENSOR_MAP_DATA_TYPES[tmap["scalar"]],
+        "rank": rank,
+        "address": address,
+        "extents": extents,
+        "strides_bytes": strides,
+        "boxes": boxes,
+        "element_strides": [1] * rank,
+        "interleave": _TENSOR_MAP_INTERLEAVE_NONE,
+        "swizzle": _TENSOR_MAP_SWIZZLES[span],
+        "l2_promotion": _TENSOR_MAP_L2_PROMOTION_L2_128B,
+        "oob_fill": _TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+    }
+
+
+def aligned_tensor_map_storage():
+    """Host memory for one tensor map: (the ctypes buffer that owns it, the
+    address of its 128 bytes at a 64-byte boundary). ctypes aligns to 16
+    at most, so the buffer is 64 bytes longer and the map starts inside."""
+    storage = (ctypes.c_uint8 * (_TENSOR_MAP_BYTES + _TENSOR_MAP_ALIGN))()
+    address = (ctypes.addressof(storage) + _TENSOR_MAP_ALIGN - 1) & ~(_TENSOR_MAP_ALIGN - 1)
+    return storage, address
+
+
 # --- our kernel, through the CUDA driver ------------------------------------
 
 
@@ -96,11 +186,59 @@ class Driver:
         self.lib = ctypes.CDLL("libcuda.so.1")
 
     def check(self, result, what):
+        """Raises for a failed call: the code's name, number and description."""
         if result != 0:
-            text = ctypes.c_char_p()
+            name, text = ctypes.c_char_p(), ctypes.c_char_p()
+            self.lib.cuGetErrorName(result, ctypes.byref(name))
             self.lib.cuGetErrorString(result, ctypes.byref(text))
-            name = text.value.decode() if text.value else f"error {result}"
-            raise RuntimeError(f"{what}: {name}")
+            name = name.value.decode() if name.value else f"CUDA_ERROR_{result}"
+            text = f": {text.value.decode()}" if text.value else ""
+            raise RuntimeError(f"{what}: {name} ({result}){text}")
+
+    def encode_tensor_map(self, arguments, what):
+        """A tensor map encoded from `tensor_map_arguments`'s dict:
+        (the buffer that owns it, the address of its 128 bytes)."""
+        storage, address = aligned_tensor_map_storage()
+        rank = arguments["rank"]
+
+        def array(kind, values):
+            # One entry at least: a rank-1 map has no stride to give.
+            return (kind * max(len(values), 1))(*values)
+
+        encode = self.lib.cuTensorMapEncodeTiled
+        encode.restype = ctypes.c_int
+        encode.argtypes = [
+            ctypes.c_void_p,  # CUtensorMap *tensorMap (64-byte aligned)
+            ctypes.c_int,  # CUtensorMapDataType
+            ctypes.c_uint32,  # tensorRank
+            ctypes.c_void_p,  # globalAddress
+            ctypes.POINTER(ctypes.c_uint64),  # globalDim
+            ctypes.POINTER(ctypes.c_uint64),  # globalStrides (rank - 1, bytes)
+            ctypes.POINTER(ctypes.c_uint32),  # boxDim
+            ctypes.POINTER(ctypes.c_uint32),  # elementStrides
+            ctypes.c_int,  # CUtensorMapInterleave
+            ctypes.c_int,  # CUtensorMapSwizzle
+            ctypes.c_int,  # CUtensorMapL2promotion
+            ctypes.c_int,  # CUtensorMapFloatOOBfill
+        ]
+        self.check(
+            encode(
+                address,
+                arguments["data_type"],
+                rank,
+                arguments["address"],
+                array(ctypes.c_uint64, arguments["extents"]),
+                array(ctypes.c_uint64, arguments["strides_bytes"]),
+                array(ctypes.c_uint32, arguments["boxes"]),
+                array(ctypes.c_uint32, arguments["element_strides"]),
+                arguments["interleave"],
+                arguments["swizzle"],
+                arguments["l2_promotion"],
+                arguments["oob_fill"],
+            ),
+            what,
+        )
+        return storage, address
 
 
 class Kernel:
@@ -170,20 +308,38 @@ class Kernel:
 
     def bind(self, tensors, dims):
         """A launch of the kernel on `tensors` (parameter name → tensor) with
-        `dims`: a function that launches it on PyTorch's current stream."""
+        `dims`: a function that launches it on PyTorch's current stream.
+        Its tensor maps are encoded here, over these tensors."""
         self.check_requirements(dims)
-        values, keep = [], []
+        # The driver reads each parameter's bytes from its address here:
+        # a u64, a u32, or a tensor map's 128 bytes (64-byte aligned).
+        addresses, keep = [], []
+
+        def hold(value):
+            keep.append(value)
+            addresses.append(ctypes.addressof(value))
+
         for param in self.entry["params"]:
             if param.get("dim"):
-                values.append(ctypes.c_uint32(dims[param["name"]]))
+                hold(ctypes.c_uint32(dims[param["name"]]))
+                continue
+            if param.get("type") == "tensor_map":
+                index = param["tensor_map"]
+                tensor = tensors[self.entry["tensor_maps"][index]["tensor"]]
+                arguments = tensor_map_arguments(self.entry, index, dims, tensor.data_ptr())
+                storage, address = self.driver.encode_tensor_map(
+                    arguments, f"encoding {param['name']} of `{self.entry['name']}`"
+                )
+                keep.append(storage)
+                addresses.append(address)
                 continue
             tensor = tensors[param["name"]]
             elements = evaluate(param["elements"], dims)
             if tensor.numel() < elements or tensor.element_size() != param["element_bytes"]:
                 raise ValueError(f"{param['name']}: needs {elements} elements of {param['points_to']}")
-            values.append(ctypes.c_uint64(tensor.data_ptr()))
+            hold(ctypes.c_uint64(tensor.data_ptr()))
             keep.append(tensor)
-        pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        pointers = (ctypes.c_void_p * len(addresses))(*addresses)
         grid = [evaluate(g, dims) for g in self.entry["grid"]]
         block = [evaluate(b, dims) for b in self.entry["block"]]
         shared = self.entry["dynamic_shared_bytes"]
@@ -201,7 +357,7 @@ class Kernel:
             if result:
                 self.driver.check(result, "launching")
 
-        launch.keep = (values, pointers, keep)
+        launch.keep = (addresses, pointers, keep)
         return launch
 
 

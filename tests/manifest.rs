@@ -14,6 +14,7 @@
 mod schema;
 mod support;
 
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
@@ -235,6 +236,81 @@ fn tensor_maps_follow_the_dims_and_agree_with_the_plan() {
     assert_eq!(names, ["tmap0_A", "tmap1_B"]);
     let errors = schema::validate(&manifest_schema(), &manifest);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The harness's `tensor_map_arguments` (no GPU, no PyTorch) gives the
+/// driver the plan's numbers, and refuses in the runtime's words.
+#[test]
+fn the_harness_encodes_the_maps_the_plan_describes() {
+    let python = Command::new("python3").arg("--version").output();
+    if !python.is_ok_and(|out| out.status.success()) {
+        support::skip::skip(
+            "python3 missing",
+            "the harness's tensor maps are not exercised",
+        );
+        return;
+    }
+    let (manifest, plan) = manifest_with_tensor_maps();
+    let dims: Vec<String> = plan
+        .dims
+        .iter()
+        .map(|(name, value)| format!("'{name}': {value}"))
+        .collect();
+    // A `\` continuation drops the next line's leading spaces; `\x20` keeps
+    // Python's indentation.
+    let script = format!(
+        "import json, sys; sys.path.insert(0, 'benches'); import harness\n\
+         entry = json.load(sys.stdin)['kernels'][0]\n\
+         dims = {{{dims}}}\n\
+         for i in range(len(entry['tensor_maps'])):\n\
+         \x20   print(json.dumps(harness.tensor_map_arguments(entry, i, dims, 4096 * (i + 1))))\n\
+         try:\n\
+         \x20   harness.tensor_map_arguments(entry, 0, dict(dims, K=100), 4096)\n\
+         except ValueError as error:\n\
+         \x20   print(error)\n",
+        dims = dims.join(", ")
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(manifest.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), plan.tensor_maps.len() + 1, "{stdout}");
+    for (i, (line, planned)) in lines.iter().zip(&plan.tensor_maps).enumerate() {
+        let arguments: Value = serde_json::from_str(line).expect("JSON");
+        let rank = planned.extents.len();
+        assert_eq!(
+            arguments,
+            json!({
+                "data_type": 6, "rank": rank, "address": 4096 * (i + 1),
+                "extents": planned.extents, "strides_bytes": planned.strides_bytes,
+                "boxes": planned.boxes, "element_strides": vec![1; rank],
+                "interleave": 0, "swizzle": 3, "l2_promotion": 2, "oob_fill": 0,
+            })
+        );
+    }
+    assert_eq!(
+        lines[plan.tensor_maps.len()],
+        "kernel `gemm_f16_sm90`: tensor map of `%A`: the stride of dim 1 is 200 B, not a \
+         multiple of 16 B"
+    );
 }
 
 /// The runtime's reader of the manifest prepares, with no GPU, the maps the

@@ -75,8 +75,8 @@ def main(argv):
 
     tensors, inputs, outputs = {}, [], []
     for param in entry["params"]:
-        if param.get("dim"):
-            continue
+        if param.get("dim") or param.get("type") == "tensor_map":
+            continue  # dims are given; tensor maps are encoded by bind()
         dtype = getattr(torch, DTYPES[param["points_to"]])
         elements = harness.evaluate(param["elements"], dims)
         if param["role"] in ("input", "inout"):
