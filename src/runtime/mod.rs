@@ -42,6 +42,7 @@ mod gpu;
 mod launch;
 mod manifest_expr;
 mod manifest_launch;
+mod manifest_read;
 mod module;
 mod tensor_map;
 mod timing;
@@ -57,8 +58,11 @@ pub use launch::{
 };
 pub use manifest_expr::evaluate;
 pub use manifest_launch::{
-    DeviceSlice, MANIFEST_FORMAT, Manifest, ManifestError, ManifestKernel, ManifestLaunch,
-    ManifestModule, ManifestParam, ManifestRequirement, ManifestTensorMap, PreparedTensorMap,
+    DeviceSlice, ManifestError, ManifestLaunch, ManifestModule, PreparedTensorMap,
+};
+pub use manifest_read::{
+    MANIFEST_FORMAT, Manifest, ManifestKernel, ManifestParam, ManifestRequirement,
+    ManifestTensorMap,
 };
 pub use module::{Kernel, KernelAttributes, Module};
 pub use tensor_map::{
