@@ -23,7 +23,11 @@ impl Checker {
     /// @bq + 1`), the innermost whose bound is over the dims alone: a bound
     /// by a block, thread or loop value compares with no extent.
     pub(crate) fn guard_bound(&self, e: &Expr) -> Option<Expr> {
+        // A guard on a constant (`0 <= @t`, from `@t == 0`) bounds nothing
+        // variable: taking it as a bound of the constant `c` would give
+        // `@t + c`, a bound in thread ids where the constant is its own.
         let mut bounds = self.guards.iter().rev().filter_map(|guard| {
+            guard.value.as_const().is_none().then_some(())?;
             let offset =
                 symbolic::normalize(&Expr::sub(e.clone(), guard.value.clone())).as_const()?;
             Some(symbolic::normalize(&Expr::add(
