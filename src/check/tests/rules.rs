@@ -427,3 +427,32 @@ fn a_branch_its_guard_never_takes_is_not_range_checked() {
     assert_eq!(codes_of(&refill(4, 4)), Vec::<&str>::new());
     assert_eq!(codes_of(&refill(4, 3)), [codes::OUT_OF_RANGE]);
 }
+
+/// A guard on a thread id (`@i == 0` also says `0 <= @i`) bounds no
+/// constant: the launch requirement of a symbolic coordinate under it is
+/// over the dims alone, which a launcher can evaluate.
+#[test]
+fn requirements_under_a_thread_guard_are_over_the_dims() {
+    let src = "%a:[M, 8 : 8, 1].fp32.GL\n#b:[4].block\n#t:[32].thread\n\
+               %out:[4].fp32.GL\n%out <- Spec<<<#b, #t>>>(%a) {\n\
+               @g = #b.indices()\n@i = #t.indices()\n\
+               #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+               if (@i == 0) {\n\
+               for (k = 0; k < M; k += 1) {\n\
+               %out[@g] <- Move<masked><<<#one, #me>>>(%a.tile_partial([2, 8])[k % ceil_div(M, 2), 0][0, 0])\n\
+               }\n}\n}\n";
+    let program = check("guard.gph", src).unwrap_or_else(|d| panic!("{d:#?}"));
+    for requirement in &program.kernels[0].requirements {
+        let value = match requirement {
+            crate::ir::Requirement::Divisible { value, .. }
+            | crate::ir::Requirement::Positive { value, .. } => value,
+        };
+        assert!(
+            value
+                .vars()
+                .iter()
+                .all(|var| matches!(var, crate::expr::Var::Dim(_))),
+            "{requirement:?}"
+        );
+    }
+}
