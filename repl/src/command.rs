@@ -10,7 +10,7 @@ use crate::failure::{Failure, codes, similar, span};
 
 /// Every command: its name, its arguments, and what it does (for `:help`
 /// and completion). Aliases: `:q` and `:exit` for `:quit`, `:h` for `:help`.
-pub const COMMANDS: [(&str, &str, &str); 11] = [
+pub const COMMANDS: [(&str, &str, &str); 12] = [
     (
         "help",
         "[COMMAND | algebra | ir]",
@@ -40,6 +40,11 @@ pub const COMMANDS: [(&str, &str, &str); 11] = [
         "swizzle",
         "B M S [X [by #G] [width N]]",
         "Swizzle<B,M,S> explained, or X under it: the permuted grid and its banks",
+    ),
+    (
+        "tma",
+        "%DST %SRC",
+        "a Move<tma>'s tensor map, box and swizzle, and where it lands each chunk",
     ),
     (
         "save",
@@ -128,6 +133,13 @@ pub enum Command {
         threads: Option<Arg>,
         /// The access width in bytes.
         width: Option<Number>,
+    },
+    /// `:tma %DST %SRC`.
+    Tma {
+        /// The shared tile the copy lands in.
+        dst: Arg,
+        /// The global tile view it reads.
+        src: Arg,
     },
     /// `:save FILE.svg`.
     Save(Arg),
@@ -378,6 +390,11 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
                 width,
             })
         }
+        "tma" => {
+            let all = required("a shared tile and a global tile")?;
+            let (dst, src) = two_arguments(&all, canonical)?;
+            Ok(Command::Tma { dst, src })
+        }
         "set" => {
             let all = required("a setting")?;
             let key_len = all.text.find(char::is_whitespace).unwrap_or(all.text.len());
@@ -397,6 +414,46 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
             format!("no command `:{name}`"),
             name_span,
         )),
+    }
+}
+
+/// `X Y`: two expressions, split where blanks stand outside brackets
+/// (`%A.tile([128, 64])[0, 0]` is one).
+fn two_arguments(all: &Arg, name: &str) -> Result<(Arg, Arg), Failure> {
+    let text = all.text.as_str();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let mut depth = 0i64;
+    for token in tokenize(text) {
+        let (start, end) = (token.span.start as usize, token.span.end as usize);
+        let joined = parts.last().is_some_and(|(_, last)| *last == start) || depth > 0;
+        match token.text(text) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        match parts.last_mut() {
+            Some(part) if joined => part.1 = end,
+            Some(_) | None => parts.push((start, end)),
+        }
+    }
+    let arg = |(start, end): (usize, usize)| Arg {
+        text: text[start..end].to_string(),
+        start: all.start + start,
+    };
+    match parts.as_slice() {
+        [first, second] => Ok((arg(*first), arg(*second))),
+        [_] | [] => Err(bad(
+            name,
+            format!("`:{name}` needs two tensors: a shared tile, then a global tile"),
+            all.span(),
+        )
+        .label("one given")),
+        [_, _, third, ..] => Err(bad(
+            name,
+            format!("`:{name}` takes two tensors"),
+            span(all.start + third.0, text.len() - third.0),
+        )
+        .label("unexpected")),
     }
 }
 
@@ -495,6 +552,13 @@ mod tests {
             panic!("swizzle")
         };
         assert_eq!(target, None);
+        assert_eq!(
+            parse(":tma %s %A.tile_partial([128, 64])[0, 0]").unwrap(),
+            Command::Tma {
+                dst: arg("%s", 5),
+                src: arg("%A.tile_partial([128, 64])[0, 0]", 8),
+            }
+        );
         assert_eq!(parse(":q").unwrap(), Command::Quit);
         assert_eq!(
             parse(":set width 120").unwrap(),
@@ -517,6 +581,8 @@ mod tests {
         assert_eq!(code(":swizzle 3 3"), codes::BAD_ARGUMENTS);
         assert_eq!(code(":swizzle 3 x 3 A"), codes::BAD_ARGUMENTS);
         assert_eq!(code(":quit now"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":tma %s"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":tma %s %g %h"), codes::BAD_ARGUMENTS);
         let Err(Failure(diags)) = parse(":shwo A") else {
             panic!()
         };

@@ -23,7 +23,7 @@ commands:
 
 /// Examples per command: the lines a user can type (each works in a fresh
 /// session after the ones before it).
-pub const EXAMPLES: [(&str, &[&str]); 11] = [
+pub const EXAMPLES: [(&str, &[&str]); 12] = [
     (
         "show",
         &[
@@ -68,6 +68,15 @@ pub const EXAMPLES: [(&str, &[&str]); 11] = [
             "#w:[32].thread",
             "@c, @r = #w.tile(8).indices()",
             ":swizzle 3 3 3 %s.tile([1,8])[@r, @c] by #w width 16",
+        ],
+    ),
+    (
+        "tma",
+        &[
+            "%A:[M, K : K, 1].fp16.GL",
+            "%s:[128, 64 : 64, 1].fp16.SH.Swizzle<3, 3, 3>",
+            "%g = %A.tile_partial([128, 64])[0, 0]",
+            ":tma %s %g",
         ],
     ),
     ("save", &[":atom mma.m16n8k16.f16", ":save mma.svg"]),

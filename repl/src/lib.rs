@@ -5,7 +5,7 @@
 //! - [`session`]: the evaluator — names, style, one input to one [`Output`].
 //! - [`algebra`]: the layout language (literals, `let` names, swizzles, calls).
 //! - [`command`]: parsing of the `:` commands.
-//! - [`pictures`], [`threads`]: the drawings, from `graphene::viz`.
+//! - [`pictures`], [`threads`], [`tma`]: the drawings, from `graphene::viz`.
 //! - [`help`]: `:help` texts; [`input`]: splitting a script into inputs;
 //!   [`reader`]: completion, validation and history for the terminal;
 //!   [`failure`]: the REPL's diagnostics (`E09xx`).
@@ -19,5 +19,6 @@ pub mod pictures;
 pub mod reader;
 pub mod session;
 pub mod threads;
+pub mod tma;
 
 pub use session::{Origin, Output, Session};

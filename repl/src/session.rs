@@ -22,6 +22,7 @@ use crate::failure::{Failure, codes, span};
 use crate::help;
 use crate::pictures::{self, Context, mentions_ir_names, view_line};
 use crate::threads;
+use crate::tma;
 
 /// The width and height a saved picture is drawn with: room for the grids
 /// the drawings draw whole (at most `viz::MAX_CELLS` cells: 64 columns of
@@ -391,7 +392,8 @@ impl Session {
             | Command::Atom(Some(_))
             | Command::Map { .. }
             | Command::Banks { .. }
-            | Command::Swizzle { .. } => true,
+            | Command::Swizzle { .. }
+            | Command::Tma { .. } => true,
             Command::Quit
             | Command::Help(_)
             | Command::Atom(None)
@@ -430,6 +432,7 @@ impl Session {
                 threads.as_ref(),
                 *width,
             )?,
+            Command::Tma { dst, src } => tma::tma(&self.context(), dst, src)?,
             Command::Save(file) => return self.save(file).map(Reply::Text),
             Command::Names => self.names_text(),
             Command::Set { key, value } => self.set(key, value.as_ref())?,

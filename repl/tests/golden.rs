@@ -75,6 +75,7 @@ golden!(
     errors_keep_the_session,
     elision,
     help,
+    tma,
 );
 
 /// Every golden script is listed above (a new file cannot be forgotten).
@@ -104,6 +105,7 @@ fn every_script_has_a_test() {
             "section_3_3_tiles",
             "section_4_warp_groups",
             "swizzle_explained",
+            "tma",
             "wgmma_accumulators",
         ]
     );

@@ -219,6 +219,12 @@ impl Session {
         self.checker.kernel.buffers.get(id.0 as usize)
     }
 
+    /// Every buffer declared so far, indexed by [`BufferId`] (what
+    /// [`crate::check::tma::bulk_copy`] reads a copy's parameter from).
+    pub fn buffers(&self) -> &[ir::Buffer] {
+        &self.checker.kernel.buffers
+    }
+
     /// The names of the symbolic dims met so far, for printing expressions.
     pub fn names(&self) -> Names<'_> {
         self.checker.names()

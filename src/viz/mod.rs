@@ -31,7 +31,7 @@ pub use atom::{AtomName, MmaInput, WGMMA_DRAWN_N, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use svg::{svg, svg_text};
-pub use swizzle::swizzle_explained;
+pub use swizzle::{landing_grid, swizzle_explained};
 pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
 
 use thiserror::Error;

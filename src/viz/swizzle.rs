@@ -1,7 +1,8 @@
 //! Drawing: why a swizzle removes bank conflicts — which offset bits it
 //! XORs into which, the chunk-by-chunk permutation it applies to each row,
 //! and the banks of the access it was made for, a column of 16-byte chunks
-//! read one per row (as `ldmatrix` reads a K-major tile), before and after.
+//! read one per row (as `ldmatrix` reads a K-major tile), before and after;
+//! and where a bulk tensor copy (TMA) lands each chunk of its box.
 
 use super::banks::{WarpAccess, bank_report, banks};
 use super::table::{Cell, Table, caption, index_label};
@@ -166,6 +167,74 @@ fn chunk_grid(swizzle: Swizzle, style: &Style) -> String {
     let mut out = String::new();
     table.render(style, &mut out);
     out
+}
+
+/// Where a bulk tensor copy (TMA) lands each 16-byte chunk of its box:
+/// `rows` rows of `row_bytes` bytes (the box's innermost dim, the rest of
+/// the box one row after another), written from byte `first_byte` of
+/// shared memory under `swizzle` on byte offsets (`Swizzle<B, 4, 3>`, or
+/// the identity). Each cell is the chunk, within its line, that the
+/// hardware stores chunk `c` of row `r` at: a line is the bytes the
+/// swizzle's source bits step over (`2^(4+3)` = 128 for the hardware's
+/// swizzles), or one row without a swizzle. Drawn as [`swizzle_explained`]
+/// draws its permutation, coloured by where a chunk goes.
+///
+/// ```
+/// use graphene::layout::Swizzle;
+/// use graphene::viz::{Style, landing_grid};
+/// let sw = Swizzle::new(3, 4, 3).unwrap();
+/// let text = landing_grid(sw, 0, 16, 128, &Style::plain(80)).unwrap();
+/// // Row 5 of a 128-byte swizzle: chunk c lands at c XOR 5.
+/// let row5 = text.lines().find(|l| l.starts_with("row 5")).unwrap();
+/// assert!(row5.ends_with("5 4 7 6 1 0 3 2"), "{row5}");
+/// ```
+pub fn landing_grid(
+    swizzle: Swizzle,
+    first_byte: i64,
+    rows: i64,
+    row_bytes: i64,
+    style: &Style,
+) -> Result<String, VizError> {
+    if rows < 1 || row_bytes < 16 || row_bytes % 16 != 0 {
+        return Err(VizError::Unexplained {
+            swizzle: swizzle.to_string(),
+            reason: format!(
+                "a box lands in rows of a multiple of 16 bytes; this one has {rows} rows of {row_bytes} bytes"
+            ),
+        });
+    }
+    let (b, m, s) = (swizzle.bits(), swizzle.base(), swizzle.shift());
+    let line = if b == 0 { row_bytes } else { 1i64 << (m + s) };
+    let overflow = || VizError::Overflow {
+        what: format!("{rows} rows of {row_bytes} bytes from byte {first_byte}"),
+    };
+    first_byte
+        .checked_add(rows.checked_mul(row_bytes).ok_or_else(overflow)?)
+        .ok_or_else(overflow)?;
+    let place = |row: u64, chunk: u64| {
+        let offset = first_byte + row as i64 * row_bytes + chunk as i64 * 16;
+        swizzle.apply(offset).rem_euclid(line) / 16
+    };
+    let row_label = |r: u64| format!("row {r}");
+    let cell = |r: u64, c: u64| {
+        let to = place(r, c) as u64;
+        Cell {
+            text: to.to_string(),
+            tile: None,
+            color: Some(to % (1 << b)),
+        }
+    };
+    let table = Table {
+        rows: rows as u64,
+        cols: (row_bytes / 16) as u64,
+        row_label: &row_label,
+        col_label: &index_label,
+        cell: &cell,
+        corner: None,
+    };
+    let mut out = String::new();
+    table.render(style, &mut out);
+    Ok(out)
 }
 
 #[cfg(test)]
