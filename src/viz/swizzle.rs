@@ -185,7 +185,7 @@ fn chunk_grid(swizzle: Swizzle, style: &Style) -> String {
 /// let sw = Swizzle::new(3, 4, 3).unwrap();
 /// let text = landing_grid(sw, 0, 16, 128, &Style::plain(80)).unwrap();
 /// // Row 5 of a 128-byte swizzle: chunk c lands at c XOR 5.
-/// let row5 = text.lines().find(|l| l.starts_with("row 5")).unwrap();
+/// let row5 = text.lines().find(|l| l.trim_start().starts_with("row 5 ")).unwrap();
 /// assert!(row5.ends_with("5 4 7 6 1 0 3 2"), "{row5}");
 /// ```
 pub fn landing_grid(
