@@ -132,6 +132,19 @@ pub fn bulk_copy(buffers: &[Buffer], src: &View, dst: &View) -> Result<BulkCopy,
     // The destination's offset of one step along each view mode decides
     // the order of the map's dims after the innermost.
     let dst_modes = dst_mode_offsets(dst, view_modes.len())?;
+    for (i, offsets) in dst_modes.iter().enumerate() {
+        if Expr::Const(offsets.len() as i64) != view_modes[i].0 {
+            return Err(format!(
+                "lands the box in a destination of its shape; the destination's mode {i} holds {} \
+                 elements, the box's {}",
+                offsets.len(),
+                view_modes[i]
+                    .0
+                    .as_const()
+                    .map_or("?".to_string(), |e| e.to_string())
+            ));
+        }
+    }
     let step = |j: usize| walks[j].map_or(i64::MAX, |i| dst_modes[i].get(1).copied().unwrap_or(0));
     let mut order: Vec<usize> = (0..param_modes.len()).filter(|&j| j != innermost).collect();
     order.sort_by_key(|&j| (walks[j].is_none(), step(j)));

@@ -456,3 +456,22 @@ fn requirements_under_a_thread_guard_are_over_the_dims() {
         );
     }
 }
+
+/// A bulk copy lands its whole box: a destination of another shape is
+/// refused, even one whose elements all sit where the box would put them.
+#[test]
+fn a_bulk_copy_needs_a_destination_of_the_box_shape() {
+    let copy = |dst: &str| {
+        format!(
+            "%a:[M, K : K, 1].fp16.GL\n#b:[1].block\n#t:[32].thread\n\
+             require K % 8 == 0\n%out:[1].fp32.GL\n%out <- Spec<<<#b, #t>>>(%a) {{\n\
+             @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+             %s:{dst}.fp16.SH.Swizzle<3, 3, 3>\n%bar:[1].mbarrier.SH\n\
+             if (@i == 0) {{\n%bar <- Init<1><<<#one, #me>>>()\n}}\nsync\n\
+             if (@i == 0) {{\n\
+             %s <- Move<tma><<<#one, #me>>>(%a.tile_partial([128, 64])[0, 0], %bar[0])\n}}\n}}\n"
+        )
+    };
+    assert_eq!(codes_of(&copy("[128, 64 : 64, 1]")), Vec::<&str>::new());
+    assert_eq!(codes_of(&copy("[64, 64 : 64, 1]")), [codes::TMA_FORM]);
+}
