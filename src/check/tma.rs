@@ -313,18 +313,9 @@ impl Checker {
     /// The rule that barriers are only the operands of `Init`, of
     /// `Move<tma>`'s second input and of the barrier statements.
     pub(crate) fn barrier_operands(&mut self, kind: &SpecKind, outputs: &[View], inputs: &[View]) {
-        let allowed = |role: (bool, usize)| match kind {
-            SpecKind::Init { .. } => role == (true, 0),
-            SpecKind::Move { tma: true, .. } => role == (false, 1),
-            SpecKind::Move { .. }
-            | SpecKind::MatMul { .. }
-            | SpecKind::Unary(_)
-            | SpecKind::Binary(_)
-            | SpecKind::Ternary(_)
-            | SpecKind::Select(_)
-            | SpecKind::Reduction { .. }
-            | SpecKind::Shfl { .. }
-            | SpecKind::Generic => false,
+        let allowed = |role: (bool, usize)| {
+            (matches!(kind, SpecKind::Init { .. }) && role == (true, 0))
+                || (kind.is_bulk_copy() && role == (false, 1))
         };
         let operands = outputs
             .iter()
@@ -499,29 +490,19 @@ impl Uses {
             match stmt {
                 Stmt::Spec(spec) => match &spec.body {
                     Some(body) => self.collect(body),
-                    None => match spec.kind {
-                        SpecKind::Init { .. } => {
-                            for out in &spec.outputs {
-                                if out.ty.scalar == Scalar::Mbarrier {
-                                    self.initialised.insert(out.buffer);
-                                }
+                    None if matches!(spec.kind, SpecKind::Init { .. }) => {
+                        for out in &spec.outputs {
+                            if out.ty.scalar == Scalar::Mbarrier {
+                                self.initialised.insert(out.buffer);
                             }
                         }
-                        SpecKind::Move { tma: true, .. } => {
-                            if let Some(barrier) = spec.inputs.get(1) {
-                                self.arrived.entry(barrier.buffer).or_insert(spec.span);
-                            }
+                    }
+                    None if spec.kind.is_bulk_copy() => {
+                        if let Some(barrier) = spec.inputs.get(1) {
+                            self.arrived.entry(barrier.buffer).or_insert(spec.span);
                         }
-                        SpecKind::Move { .. }
-                        | SpecKind::MatMul { .. }
-                        | SpecKind::Unary(_)
-                        | SpecKind::Binary(_)
-                        | SpecKind::Ternary(_)
-                        | SpecKind::Select(_)
-                        | SpecKind::Reduction { .. }
-                        | SpecKind::Shfl { .. }
-                        | SpecKind::Generic => {}
-                    },
+                    }
+                    None => {}
                 },
                 Stmt::For(each) => self.collect(&each.body),
                 Stmt::If(branch) => {
@@ -570,7 +551,7 @@ impl EarlyReads<'_, '_> {
             Stmt::Spec(spec) => match &spec.body {
                 Some(body) => self.block(body, flight),
                 None => {
-                    let copy = matches!(spec.kind, SpecKind::Move { tma: true, .. });
+                    let copy = spec.kind.is_bulk_copy();
                     let reads = if copy {
                         &spec.inputs[..1]
                     } else {

@@ -512,6 +512,12 @@ impl SpecKind {
         }
     }
 
+    /// Whether the spec is a `Move<tma>`, a bulk tensor copy completing on
+    /// the barrier that is its second input.
+    pub fn is_bulk_copy(&self) -> bool {
+        matches!(self, SpecKind::Move { tma: true, .. })
+    }
+
     /// Whether the spec is a `Move<masked>`, the one atomic access allowed
     /// to reach past a partial tile.
     pub fn masked(&self) -> bool {

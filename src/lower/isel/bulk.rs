@@ -28,21 +28,16 @@ fn destination_alignment(span: u32) -> i64 {
 
 /// Whether `spec` is lowered here rather than by pattern selection.
 pub fn is_bulk(spec: &SpecStmt) -> bool {
-    match spec.kind {
-        SpecKind::Move { tma, .. } => tma,
-        SpecKind::Init { .. } => spec
+    spec.kind.is_bulk_copy() || initialises_barriers(spec)
+}
+
+/// Whether `spec` is an `Init` of barriers.
+fn initialises_barriers(spec: &SpecStmt) -> bool {
+    matches!(spec.kind, SpecKind::Init { .. })
+        && spec
             .outputs
             .iter()
-            .any(|out| out.ty.scalar == Scalar::Mbarrier),
-        SpecKind::MatMul { .. }
-        | SpecKind::Unary(_)
-        | SpecKind::Binary(_)
-        | SpecKind::Ternary(_)
-        | SpecKind::Select(_)
-        | SpecKind::Reduction { .. }
-        | SpecKind::Shfl { .. }
-        | SpecKind::Generic => false,
-    }
+            .any(|out| out.ty.scalar == Scalar::Mbarrier)
 }
 
 /// Lowers a spec [`is_bulk`] accepts.
