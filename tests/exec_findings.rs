@@ -5,7 +5,7 @@
 
 use graphene::compile::{self, Options};
 use graphene::exec::{self, Arg, ExecReport, Finding, FindingKind};
-use graphene::launch::{run_kernel_cpu, select};
+use graphene::launch::{DimArg, run_kernel_cpu, select};
 
 const VECTOR_ADD: &str = include_str!("gpu/vector_add.ptx");
 const REVERSE_THROUGH_SHARED: &str = include_str!("gpu/reverse_through_shared.ptx");
@@ -340,4 +340,48 @@ fn a_grid_barrier_runs_every_block_and_a_missing_arrival_is_a_deadlock() {
         .expect_err("a barrier nobody arrives at never opens");
     assert!(matches!(error, exec::ExecError::Deadlock { .. }), "{error}");
     assert!(error.to_string().contains("blocks 0, 1, 2, 3"), "{error}");
+}
+
+/// `tests/kernels/gemm_f16_tma_sm90_pingpong.gph` at a size whose tiles
+/// have more k-tiles than the ring has stages: with its `order` barriers
+/// the two consumers take turns and C is right; without them the second
+/// consumer's parity wait passes a phase early, and the executor reports
+/// the deadlock its extra arrivals cause, naming the waiting barrier.
+#[test]
+fn consumers_that_do_not_take_turns_pass_a_parity_wait_early() {
+    let name = "gemm_f16_tma_sm90_pingpong.gph";
+    let text = include_str!("kernels/gemm_f16_tma_sm90_pingpong.gph");
+    let dims: Vec<DimArg> = [("M", 256), ("N", 24), ("K", 256)]
+        .into_iter()
+        .map(|(name, value)| DimArg {
+            name: name.into(),
+            value,
+        })
+        .collect();
+    let run = |ordered: i64| {
+        let options = Options {
+            defines: [("WM", 64), ("BN", 8), ("STAGES", 2), ("GRID", 1)]
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value))
+                .chain([("ORDERED".to_string(), ordered)])
+                .collect(),
+            ..Options::default()
+        };
+        let compiled = compile::compile(name, text, &options).unwrap_or_else(|d| panic!("{d:?}"));
+        let selected = select(&compiled, None, &dims).expect("selects");
+        run_kernel_cpu(
+            &compiled.text,
+            &selected[0].plan,
+            &selected[0].contract,
+            1,
+            true,
+        )
+    };
+    let ordered = run(1).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ordered.passed(), "{}", ordered.line());
+    let error = run(0)
+        .expect_err("the unordered consumers deadlock")
+        .to_string();
+    assert!(error.contains("deadlocks"), "{error}");
+    assert!(error.contains("mbarrier.try_wait.parity"), "{error}");
 }
