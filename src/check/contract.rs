@@ -7,10 +7,11 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, BufferId, BufferKind, GroupKind, Level, Memory};
 use crate::layout::Tuple;
-use crate::syntax::ast::{self, Block, ForLoop, StmtKind};
+use crate::syntax::ast::{self, Block, ForLoop, Stmt, StmtKind};
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, GroupVal, Namespace, Origin};
+use super::stmts::Decided;
 
 const CONTRACT_HELP: &str = "a contract holds tensor declarations (`%t:[M, N].fp32.GL`), built-in specs without launch groups or bodies (`%t <- MatMul<overwrite>(%a, %b)`) and `for` loops of constant bounds around them";
 
@@ -108,9 +109,13 @@ impl Checker {
                 StmtKind::Tensor(def) => self.tensor_def(def),
                 StmtKind::Spec(spec) => steps.push(self.contract_step(spec, stmt.span)),
                 StmtKind::For(each) => self.contract_loop(each, steps),
+                StmtKind::If(if_stmt) => match self.decided_branch(if_stmt) {
+                    Decided::Taken(block) => self.contract_stmts(block, steps),
+                    Decided::NoneTaken | Decided::Failed => {}
+                    Decided::AtRunTime => self.refuse_in_contract(stmt),
+                },
                 StmtKind::Group(_)
                 | StmtKind::Indices(_)
-                | StmtKind::If(_)
                 | StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
@@ -118,20 +123,25 @@ impl Checker {
                 | StmtKind::WaitPhase(..)
                 | StmtKind::SetMaxRegisters(_)
                 | StmtKind::Contract(_)
-                | StmtKind::Require(_) => {
-                    let what = refused_statement(&stmt.kind).unwrap_or("this statement");
-                    self.report(
-                        Diagnostic::error(
-                            codes::CONTRACT_FORM,
-                            format!("{what} inside a contract"),
-                            stmt.span,
-                        )
-                        .with_label("a contract states what is computed, not how")
-                        .with_help(CONTRACT_HELP),
-                    );
-                }
+                | StmtKind::Require(_) => self.refuse_in_contract(stmt),
             }
         }
+    }
+
+    /// A statement a contract cannot hold (E0268).
+    fn refuse_in_contract(&mut self, stmt: &Stmt) {
+        let what = refused_statement(&stmt.kind).unwrap_or("this statement");
+        let mut diagnostic = Diagnostic::error(
+            codes::CONTRACT_FORM,
+            format!("{what} inside a contract"),
+            stmt.span,
+        )
+        .with_label("a contract states what is computed, not how");
+        if matches!(stmt.kind, StmtKind::If(_)) {
+            diagnostic =
+                diagnostic.with_note("an `if` stands in a contract only where constants decide it");
+        }
+        self.report(diagnostic.with_help(CONTRACT_HELP));
     }
 
     /// `for (l = 0; l < L; l += 1) { … }` in a contract: the body once per

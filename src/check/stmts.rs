@@ -36,31 +36,24 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
     }
 }
 
+/// Which branch of an `if` constants choose (`Checker::decided_branch`).
+pub(crate) enum Decided<'a> {
+    /// This block runs.
+    Taken(&'a Block),
+    /// No branch runs (every condition false, no `else`).
+    NoneTaken,
+    /// A condition names a run-time value: only the launch decides.
+    AtRunTime,
+    /// A condition has an error (reported).
+    Failed,
+}
+
 impl Checker {
     /// A whole kernel: its kernel-scope statements, then the assembly.
     pub(crate) fn kernel(&mut self, kernel: &ast::Kernel) -> Checked<ir::Kernel> {
         self.scan_definitions(&kernel.body);
         let mut root: Option<(Checked<ir::SpecStmt>, Span)> = None;
-        for stmt in &kernel.body.stmts {
-            if let Some(spec) = self.kernel_stmt(stmt) {
-                match &root {
-                    Some((_, first)) => {
-                        let first = *first;
-                        self.report(
-                            Diagnostic::error(
-                                codes::KERNEL_SCOPE,
-                                "a second spec at kernel scope",
-                                stmt.span,
-                            )
-                            .with_label("a kernel has exactly one outermost spec")
-                            .with_secondary(first, "the kernel's spec")
-                            .with_help("put further specs inside the body of the first one"),
-                        );
-                    }
-                    None => root = Some((self.spec(spec, stmt.span, true), stmt.span)),
-                }
-            }
-        }
+        self.kernel_block(&kernel.body.stmts, &mut root);
         let block_size = self.launch.as_ref().map(|launch| launch.block_size);
         let occupancy = self.occupancy(kernel, block_size);
         let Some((root, _)) = root else {
@@ -123,6 +116,64 @@ impl Checker {
         Ok(checked)
     }
 
+    /// The statements at kernel scope, in order; an `if` that constants
+    /// decide stands for the statements of the branch it takes, which
+    /// belong to kernel scope (a parameter declared there is the kernel's).
+    fn kernel_block(&mut self, stmts: &[Stmt], root: &mut Option<(Checked<ir::SpecStmt>, Span)>) {
+        for stmt in stmts {
+            if let StmtKind::If(if_stmt) = &stmt.kind {
+                match self.decided_branch(if_stmt) {
+                    Decided::Taken(block) => {
+                        self.kernel_block(&block.stmts, root);
+                        continue;
+                    }
+                    Decided::NoneTaken | Decided::Failed => continue,
+                    // Reported by `kernel_stmt`, like any control flow there.
+                    Decided::AtRunTime => {}
+                }
+            }
+            let Some(spec) = self.kernel_stmt(stmt) else {
+                continue;
+            };
+            match root {
+                Some((_, first)) => {
+                    let first = *first;
+                    self.report(
+                        Diagnostic::error(
+                            codes::KERNEL_SCOPE,
+                            "a second spec at kernel scope",
+                            stmt.span,
+                        )
+                        .with_label("a kernel has exactly one outermost spec")
+                        .with_secondary(first, "the kernel's spec")
+                        .with_help("put further specs inside the body of the first one"),
+                    );
+                }
+                None => *root = Some((self.spec(spec, stmt.span, true), stmt.span)),
+            }
+        }
+    }
+
+    /// Which branch of `if_stmt` runs, where its conditions are constants
+    /// (defines included) — how kernel scope and contracts, which hold no
+    /// control flow, choose between declarations and steps.
+    pub(crate) fn decided_branch<'a>(&mut self, if_stmt: &'a IfStmt) -> Decided<'a> {
+        for (cond, block) in &if_stmt.branches {
+            let Ok(checked) = self.cond(cond) else {
+                return Decided::Failed;
+            };
+            match checked.known() {
+                Some(true) => return Decided::Taken(block),
+                Some(false) => {}
+                None => return Decided::AtRunTime,
+            }
+        }
+        match &if_stmt.otherwise {
+            Some(block) => Decided::Taken(block),
+            None => Decided::NoneTaken,
+        }
+    }
+
     /// A statement at kernel scope; returns the spec, if it is one.
     pub(crate) fn kernel_stmt<'a>(&mut self, stmt: &'a Stmt) -> Option<&'a ast::SpecStmt> {
         match &stmt.kind {
@@ -145,12 +196,15 @@ impl Checker {
             | StmtKind::WaitPhase(..)
             | StmtKind::SetMaxRegisters(_) => {
                 let what = control_name(&stmt.kind).unwrap_or("this statement");
-                self.report(
-                    Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
-                        .with_label("outside every spec")
-                        .with_note("kernel scope declares the parameters and groups and holds the outermost spec; what runs is in that spec's body")
-                        .with_help("move it into the body of the kernel's spec"),
-                );
+                let mut diagnostic = Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
+                    .with_label("outside every spec")
+                    .with_note("kernel scope declares the parameters and groups and holds the outermost spec; what runs is in that spec's body");
+                if matches!(stmt.kind, StmtKind::If(_)) {
+                    diagnostic = diagnostic.with_note(
+                        "an `if` stands at kernel scope only where constants decide it (it chooses declarations, such as a parameter some variants have)",
+                    );
+                }
+                self.report(diagnostic.with_help("move it into the body of the kernel's spec"));
             }
         }
         None

@@ -255,17 +255,30 @@ fn check_requirement(
     }
 }
 
-/// Which parameters the outermost spec reads and writes.
+/// Which parameters the outermost spec reads and writes. A parameter the
+/// spec does not write but its contract reads is an input too: that is how
+/// a parameter only some variants declare (under a kernel-scope `if` of
+/// constants) is read without a place in the spec's operand list.
 pub(super) fn roles(kernel: &Kernel) -> Vec<Role> {
     let root = &kernel.root;
     let accumulates = root.kind.accumulates();
+    let contract_reads = |buffer| {
+        kernel.contract.as_ref().is_some_and(|contract| {
+            contract
+                .steps
+                .iter()
+                .flat_map(|step| &step.inputs)
+                .any(|view| view.buffer == buffer)
+        })
+    };
     kernel
         .params
         .iter()
         .map(|&buffer| {
-            let read = root.inputs.iter().any(|view| view.buffer == buffer)
-                || (accumulates && root.outputs.iter().any(|view| view.buffer == buffer));
             let written = root.outputs.iter().any(|view| view.buffer == buffer);
+            let read = root.inputs.iter().any(|view| view.buffer == buffer)
+                || (accumulates && written)
+                || (!written && contract_reads(buffer));
             match (read, written) {
                 (true, true) => Role::InOut,
                 (true, false) => Role::Input,
@@ -610,6 +623,26 @@ mod tests {
         assert_eq!(plan.work, Work::Bytes(128 + 256 + 256));
         assert_eq!(plan.config_text(), "<<<1, 64, 48 KiB>>>");
         assert_eq!(plan.set_bytes(), 128 + 256);
+    }
+
+    /// `%b` is no operand of the spec, but the contract reads it: an input,
+    /// filled like one; `%s`, read by neither, stays scratch.
+    #[test]
+    fn a_parameter_the_contract_reads_is_an_input() {
+        let kernel = kernel(
+            "%x:[64].fp32.GL\n%b:[64].fp32.GL\n%s:[64].fp32.GL\n%y:[64].fp32.GL\n\
+             contract {\n%y <- BinaryPointwise<add>(%x, %b)\n}\n#g:[1].block\n#t:[64].thread\n\
+             %y <- Spec<<<#g, #t>>>(%x) {\n@i = #t.indices()\n#one:[].block = #g.scalar()\n\
+             #me:[].thread = #t.scalar()\n%v:[1].fp32.RF\n%w:[1].fp32.RF\n\
+             %v <- Move<<<#one, #me>>>(%x[@i])\n%w <- Move<<<#one, #me>>>(%b[@i])\n\
+             %v <- BinaryPointwise<add><<<#one, #me>>>(%v, %w)\n%y[@i] <- Move<<<#one, #me>>>(%v)\n}\n",
+        );
+        let plan = LaunchPlan::new(&kernel, &[], 49152, None).unwrap();
+        let roles: Vec<Role> = plan.params.iter().map(|p| p.role).collect();
+        assert_eq!(
+            roles,
+            [Role::Input, Role::Input, Role::Unused, Role::Output]
+        );
     }
 
     #[test]

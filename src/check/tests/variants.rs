@@ -168,3 +168,95 @@ fn a_base_error_is_reported_once() {
     let src = fill(CONSTS, "[8].fp32", body, "kernel w = fill(WIDE = 1)");
     assert_eq!(codes_of(&src), [codes::UNDEFINED]);
 }
+
+/// An optional parameter: `bias_add` reads `%b` only where `BIAS = 1`.
+const OPTIONAL_PARAMETER: &str = "const BIAS = 1
+kernel bias_add {
+    %x:[N].fp32.GL
+    if (BIAS == 1) {
+        %b:[N].fp32.GL
+    }
+    %y:[N].fp32.GL
+    contract {
+        if (BIAS == 1) {
+            %y <- BinaryPointwise<add>(%x, %b)
+        } else {
+            %y <- Move(%x)
+        }
+    }
+    #g:[ceil_div(N, 64)].block
+    #t:[64].thread
+    %y <- Spec<<<#g, #t>>>(%x) {
+        @i = #g.indices()
+        @j = #t.indices()
+        #one:[].block = #g.scalar()
+        #me:[].thread = #t.scalar()
+        %v:[1].fp32.RF
+        if (64 * @i + @j < N) {
+            %v <- Move<<<#one, #me>>>(%x[64 * @i + @j])
+            if (BIAS == 1) {
+                %w:[1].fp32.RF
+                %w <- Move<<<#one, #me>>>(%b[64 * @i + @j])
+                %v <- BinaryPointwise<add><<<#one, #me>>>(%v, %w)
+            }
+            %y[64 * @i + @j] <- Move<<<#one, #me>>>(%v)
+        }
+    }
+}
+kernel plain_copy = bias_add(BIAS = 0)
+";
+
+#[test]
+fn a_kernel_scope_if_of_constants_declares_a_parameter_some_variants_have() {
+    let program = program(OPTIONAL_PARAMETER);
+    let params = |k: &crate::ir::Kernel| -> Vec<String> {
+        k.params
+            .iter()
+            .map(|p| k.buffers[p.0 as usize].name.clone())
+            .collect()
+    };
+    let [with_bias, without] = &program.kernels[..] else {
+        panic!("two kernels")
+    };
+    assert_eq!(params(with_bias), ["x", "b", "y"]);
+    assert_eq!(params(without), ["x", "y"]);
+    // The contract took the branch its constants chose: one step each.
+    let contract_kinds = |k: &crate::ir::Kernel| -> Vec<String> {
+        let contract = k.contract.as_ref().expect("a contract");
+        contract
+            .steps
+            .iter()
+            .map(|s| format!("{:?}", s.kind))
+            .collect()
+    };
+    assert_eq!(contract_kinds(with_bias).len(), 1);
+    assert!(
+        contract_kinds(with_bias)[0].contains("Binary"),
+        "{:?}",
+        contract_kinds(with_bias)
+    );
+    assert!(
+        contract_kinds(without)[0].contains("Move"),
+        "{:?}",
+        contract_kinds(without)
+    );
+}
+
+#[test]
+fn a_kernel_scope_if_on_a_dim_is_refused() {
+    let src = OPTIONAL_PARAMETER.replacen(
+        "    if (BIAS == 1) {\n        %b",
+        "    if (N == 1) {\n        %b",
+        1,
+    );
+    let codes = codes_of(&src);
+    assert!(codes.contains(&codes::KERNEL_SCOPE), "{codes:?}");
+    let src = OPTIONAL_PARAMETER.replacen(
+        "        if (BIAS == 1) {\n            %y",
+        "        if (N == 1) {\n            %y",
+        1,
+    );
+    // Refused (E0268), the `if` leaves the output unwritten as well.
+    let codes = codes_of(&src);
+    assert!(codes.contains(&codes::CONTRACT_FORM), "{codes:?}");
+}
