@@ -18,8 +18,12 @@ in this process (harness.compare), back to back and from CUDA graphs:
   `-D N=<N>`) against `torch.softmax` and against the same copy.
 - `attention`: O = softmax(Q·Kᵀ/√D)·V per (batch, head), fp16 [B, H, S, D]
   tensors, ours (examples/fmha_sm90.gph on compute capability 9.0, and
-  examples/fmha.gph, `-D D=<D>`) against `F.scaled_dot_product_attention`
-  (no mask); TFLOP/s count 4·B·H·S²·D.
+  examples/fmha.gph, `-D D=<D>`) against `F.scaled_dot_product_attention`;
+  TFLOP/s count 4·B·H·S²·D (half of it with `--mask causal`). `--mask`:
+  `none` (default), `causal` (our `*_causal` variants, SDPA `is_causal`) or
+  `padding` (BERT's key padding: each batch's length drawn in [S/2, S], our
+  `*_padded` variants given a bias of 0 or −∞ per key, SDPA the boolean
+  key mask broadcast over heads and queries).
 - `mlp`: 20 layers of y ← relu(y·Wᵢᵀ + bᵢ), hidden 1024, fp16, batch 128 and
   4096 (`--batch`), ours in one cooperative launch (examples/mlp.gph, its
   grid as many blocks as the GPU has SMs) against a chain of
@@ -235,28 +239,56 @@ def bench_attention(torch, args, folder):
         kernels.insert(0, ("examples/fmha_sm90.gph", "fmha_sm90"))
     if args.kernels:
         kernels = [k for k in kernels if k[1] in args.kernels.split(",")]
+    suffix = {"none": "", "causal": "_causal", "padding": "_padded"}[args.mask]
     for (b, h, s, d), (source, kernel) in ((shape, k) for shape in shapes for k in kernels):
+        kernel += suffix
         op = load(torch, args, folder, source, kernel, [f"D={d}"])
         dims = {"S": s, "BH": b * h}
         sets = sets_for(torch, 2 * 4 * b * h * s * d)
         gen = torch.Generator(device="cuda").manual_seed(args.seed)
 
+        # Key padding: one length per batch, the keys past it masked.
+        lengths = torch.randint(s // 2, s + 1, (b,), device="cuda", generator=gen)
+        keep = torch.arange(s, device="cuda")[None, :] < lengths[:, None]  # [B, S]
+        bias = torch.zeros((b, h, s), device="cuda", dtype=torch.float32)
+        bias.masked_fill_(~keep[:, None, :], float("-inf"))
+        sdpa_mask = keep[:, None, None, :]  # True: attend; broadcast over heads and queries
+
         def new_set():
             q, k, v = (torch.rand((b, h, s, d), device="cuda", dtype=torch.float16, generator=gen) * 2 - 1 for _ in range(3))
             return q, k, v, torch.full((b, h, s, d), float("nan"), device="cuda", dtype=torch.float16)
 
+        def sdpa_of(q, k, v):
+            if args.mask == "causal":
+                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            if args.mask == "padding":
+                return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask)
+            return lambda: F.scaled_dot_product_attention(q, k, v)
+
+        def bind(q, k, v, o):
+            tensors = {"%Q": q, "%K": k, "%V": v, "%O": o}
+            if args.mask == "padding":
+                tensors["%bias"] = bias
+            return op.bind(tensors, dims)
+
         ours_sets = [new_set() for _ in range(sets)]
         base_sets = [new_set() for _ in range(sets)]
-        ours = [op.bind({"%Q": q, "%K": k, "%V": v, "%O": o}, dims) for q, k, v, o in ours_sets]
-        sdpa = [(lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)) for q, k, v, _o in base_sets]
+        ours = [bind(*t) for t in ours_sets]
+        sdpa = [sdpa_of(q, k, v) for q, k, v, _o in base_sets]
 
         ours[0]()
         torch.cuda.synchronize()
 
         def reference(q, k, v):
-            # A few heads in f64: softmax(q·kᵀ/√d)·v.
+            # A few heads in f64: softmax(q·kᵀ/√d + mask)·v.
             q, k, v = (t.reshape(b * h, s, d)[:4].double() for t in (q, k, v))
-            return torch.softmax(q @ k.transpose(1, 2) / d**0.5, dim=2) @ v
+            scores = q @ k.transpose(1, 2) / d**0.5
+            if args.mask == "causal":
+                later = torch.ones((s, s), device="cuda", dtype=torch.bool).triu(1)
+                scores = scores.masked_fill(later, float("-inf"))
+            if args.mask == "padding":
+                scores = scores + bias.reshape(b * h, 1, s)[:4].double()
+            return torch.softmax(scores, dim=2) @ v
 
         q, k, v, o = ours_sets[0]
         error, nan = error_of(torch, o.reshape(b * h, s, d)[:4], reference(q, k, v))
@@ -264,9 +296,9 @@ def bench_attention(torch, args, folder):
         base_error, _ = error_of(torch, sdpa[0]().reshape(b * h, s, d)[:4], reference(q, k, v))
         nan = torch.isnan(o).sum().item()
         ok = nan == 0 and error < 1e-2 and base_error < 1e-2
-        print(f"{kernel} {b}x{h}x{s}x{d}: {sets} sets/side, error {error:.1e} (SDPA {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
-        flops = 4 * b * h * s * s * d
-        extra = {"kernel": kernel, "b": b, "h": h, "s": s, "d": d, "flops": flops, "error": error, "nan": nan, "correct": ok}
+        print(f"{kernel} {b}x{h}x{s}x{d} mask {args.mask}: {sets} sets/side, error {error:.1e} (SDPA {base_error:.1e}), NaN {nan}: {'ok' if ok else 'FAIL'}")
+        flops = 4 * b * h * s * s * d // (2 if args.mask == "causal" else 1)
+        extra = {"kernel": kernel, "mask": args.mask, "b": b, "h": h, "s": s, "d": d, "flops": flops, "error": error, "nan": nan, "correct": ok}
         row = {"bench": "attention", **timed(torch, "F.scaled_dot_product_attention", ours, sdpa, args, extra)}
         ours_ms = harness.summary(row["ours_ms"])[0]
         base_ms = harness.summary(row["baseline_ms"])[0]
@@ -469,6 +501,7 @@ def main():
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
     parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_sm90,fmha)")
     parser.add_argument("--attention", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="BxHxSxD for attention")
+    parser.add_argument("--mask", choices=["none", "causal", "padding"], default="none", help="attention: the mask (default none)")
     parser.add_argument("--batch", type=int, help="mlp, lstm: only this batch")
     harness.add_run_arguments(parser)
     args = parser.parse_args()
