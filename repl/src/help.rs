@@ -208,7 +208,8 @@ fn details(name: &str) -> &'static str {
              and writes it as SVG: the same characters, each coloured run on a tinted box.\n"
         }
         "set" => {
-            "  Grids longer than the width or taller than the height are elided with `… N more`.\n"
+            "  Grids wider than the width wrap into panels of columns (`columns A-B (of N):`);\n  \
+             grids taller than the height are cut with `… N more rows`.\n"
         }
         _ => "",
     }

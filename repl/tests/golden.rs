@@ -76,6 +76,7 @@ golden!(
     elision,
     help,
     tma,
+    width_panels,
 );
 
 /// Every golden script is listed above (a new file cannot be forgotten).
@@ -107,6 +108,7 @@ fn every_script_has_a_test() {
             "swizzle_explained",
             "tma",
             "wgmma_accumulators",
+            "width_panels",
         ]
     );
 }

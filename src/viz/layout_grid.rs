@@ -177,17 +177,13 @@ pub fn layout_grid(layout: &Layout, style: &Style) -> String {
         style,
         &mut out,
     );
-    if let Some((offset, first, second)) = first_collision(layout) {
-        caption(
-            &format!(
-                "warning: not injective: offset {offset} is the offset of coordinates {first} and \
-                 {second} (a stride-0 mode or overlapping strides), so it appears more than once; \
-                 as an output such a layout would write one element twice"
-            ),
-            style,
-            &mut out,
-        );
-    }
+    warn_if_not_injective(
+        layout,
+        "coordinates",
+        &|index| index.to_string(),
+        style,
+        &mut out,
+    );
     let corner = summarise(layout, axes.rows.size * axes.cols.size, style, &mut out);
     let cell = |r, c| Cell::plain((axes.rows.offset(r) + axes.cols.offset(c)).to_string());
     Table {
@@ -200,6 +196,31 @@ pub fn layout_grid(layout: &Layout, style: &Style) -> String {
     }
     .render(style, &mut out);
     out
+}
+
+/// Writes a warning line when `layout` gives two coordinates the same
+/// offset, naming the offset and both coordinates as `place` spells a 1-D
+/// index of `layout` (after `what`, e.g. "coordinates" or "cells").
+fn warn_if_not_injective(
+    layout: &Layout,
+    what: &str,
+    place: &dyn Fn(i64) -> String,
+    style: &Style,
+    out: &mut String,
+) {
+    if let Some((offset, first, second)) = first_collision(layout) {
+        caption(
+            &format!(
+                "warning: not injective: offset {offset} is the offset of {what} {} and {} (a \
+                 stride-0 mode or overlapping strides), so it appears more than once; as an \
+                 output such a layout would write one element twice",
+                place(first),
+                place(second)
+            ),
+            style,
+            out,
+        );
+    }
 }
 
 /// The most coordinates [`first_collision`] looks at: a larger layout is
@@ -251,6 +272,15 @@ pub fn swizzled_grid(swizzled: &SwizzledLayout, style: &Style) -> Result<String,
             swizzled.ir(),
             axes.how
         ),
+        style,
+        &mut out,
+    );
+    // A swizzle permutes offsets, so the swizzled layout repeats an offset
+    // exactly where the layout does.
+    warn_if_not_injective(
+        layout,
+        "coordinates",
+        &|index| index.to_string(),
         style,
         &mut out,
     );
@@ -331,6 +361,10 @@ pub fn tiled_grid(tiled: &Tiled, style: &Style) -> Result<String, VizError> {
         style,
         &mut out,
     );
+    // The page layout's 1-D index is `row + rows·col` of the grid drawn.
+    let page = blocks_layout(&[tiled.outer.clone(), tiled.inner.clone()])?;
+    let cell_at = |index: i64| format!("({},{})", index % rows as i64, index / rows as i64);
+    warn_if_not_injective(&page, "cells", &cell_at, style, &mut out);
     let corner = match rows.checked_mul(cols) {
         Some(cells) if cells <= MAX_CELLS => None,
         Some(_) | None => {
@@ -612,5 +646,41 @@ mod tests {
         let injective: Layout = "[4,8 : 1,4]".parse().unwrap();
         assert_eq!(first_collision(&injective), None);
         assert!(!layout_grid(&injective, &Style::plain(200)).contains("warning"));
+    }
+
+    #[test]
+    fn swizzled_and_tiled_pictures_warn_where_offsets_repeat() {
+        let swizzled: SwizzledLayout = "Sw<1,0,1> o (2,2):(0,1)".parse().unwrap();
+        let out = swizzled_grid(&swizzled, &Style::plain(200)).unwrap();
+        assert!(
+            out.contains("not injective: offset 0 is the offset of coordinates 0 and 1"),
+            "{out}"
+        );
+        let clean: SwizzledLayout = "Sw<1,0,1> o (2,2):(2,1)".parse().unwrap();
+        assert!(
+            !swizzled_grid(&clean, &Style::plain(200))
+                .unwrap()
+                .contains("warning")
+        );
+        // Tiles overlapping: tile 1 starts at offset 1, inside tile 0.
+        let overlapping = Tiled {
+            outer: layout("[2 : 1]"),
+            inner: layout("[2 : 1]"),
+        };
+        let out = tiled_grid(&overlapping, &Style::plain(200)).unwrap();
+        // The page is one row: cell (0,1) is tile 0's offset 1, (0,2) tile 1's.
+        assert!(
+            out.contains("not injective: offset 1 is the offset of cells (0,1) and (0,2)"),
+            "{out}"
+        );
+        let exact = Tiled {
+            outer: layout("[2 : 2]"),
+            inner: layout("[2 : 1]"),
+        };
+        assert!(
+            !tiled_grid(&exact, &Style::plain(200))
+                .unwrap()
+                .contains("warning")
+        );
     }
 }

@@ -45,9 +45,12 @@ pub const MAX_CELLS: u64 = 4096;
 /// How a drawing is rendered.
 ///
 /// Rule: `width` bounds the length of every grid line (in characters) and
-/// `height` the number of grid rows; what does not fit is elided with an
-/// `… N more columns` / `… N more rows` marker, never wrapped. At least one
-/// row and one column are always drawn. With `color` off the output is plain
+/// `height` the number of grid rows. Rows that do not fit are elided with an
+/// `… N more rows` marker; columns that do not fit wrap into panels, each
+/// headed `columns A-B (of N):`, so that every column is drawn (a summary's
+/// corner is cut with `… N more columns` instead). At least one row and one
+/// column are always drawn; a column wider than `width` is drawn anyway,
+/// with a note saying so. With `color` off the output is plain
 /// text whose only non-ASCII characters are `…`, `·`, `→` and `×`; with it
 /// on, the same text with ANSI colour codes around cells, so that stripping
 /// the codes gives the monochrome drawing.

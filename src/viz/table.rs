@@ -1,7 +1,7 @@
 //! Drawing: the one grid renderer behind every drawing — labelled rows and
 //! columns of right-aligned cells, separators where tiles change, optional
-//! ANSI colours, and elision of what does not fit the style's width and
-//! height. Also the small text helpers the drawings share (captions, tile
+//! ANSI colours, rows elided past the style's height and columns wrapped
+//! into panels past its width. Also the small text helpers the drawings share (captions, tile
 //! letters, colours).
 
 use super::Style;
@@ -57,7 +57,11 @@ pub(crate) fn index_label(i: u64) -> String {
 }
 
 impl Table<'_> {
-    /// Appends the grid to `out`, one line per row, elided to `style`.
+    /// Appends the grid to `out`, one line per row, fitted to `style`: rows
+    /// past the height are elided; columns past the width wrap into panels
+    /// (each headed by the range of columns it holds), except in a
+    /// summary's corner, whose columns are cut with a marker. A single
+    /// column wider than the width is drawn anyway, with a note saying so.
     pub fn render(&self, style: &Style, out: &mut String) {
         if self.rows == 0 || self.cols == 0 {
             out.push_str("(no cells)\n");
@@ -65,76 +69,189 @@ impl Table<'_> {
         }
         let cap = self.corner.unwrap_or(u64::MAX);
         let shown_rows = self.rows.min(style.height.max(1) as u64).min(cap);
-        // Every column takes at least two characters, so no more can fit.
-        let candidates = self.cols.min((style.width / 2).max(1) as u64).min(cap);
+        let drawn_cols = self.cols.min(cap);
         let cells: Vec<Vec<Cell>> = (0..shown_rows)
-            .map(|r| (0..candidates).map(|c| (self.cell)(r, c)).collect())
+            .map(|r| (0..drawn_cols).map(|c| (self.cell)(r, c)).collect())
             .collect();
-        let row_labels: Vec<String> = (0..shown_rows).map(self.row_label).collect();
-        let col_labels: Vec<String> = (0..candidates).map(self.col_label).collect();
-        let label_width = row_labels.iter().map(|l| width_of(l)).max().unwrap_or(0);
-        let cell_width = cells
+        let grid = Grid {
+            row_labels: (0..shown_rows).map(self.row_label).collect(),
+            col_labels: (0..drawn_cols).map(self.col_label).collect(),
+            cells,
+        };
+        let geometry = grid.geometry();
+        let hidden_cols = self.cols - drawn_cols;
+        if hidden_cols > 0 {
+            // A summary's corner: the columns it leaves out are cut.
+            let shown = geometry.fitting(0, grid.cols(), style.width.saturating_sub(2));
+            grid.draw(&geometry, 0..shown, " …", style, out);
+            self.more_rows(shown_rows, out);
+            out.push_str(&format!("… {} more columns\n", self.cols - shown as u64));
+            return;
+        }
+        let panels = geometry.panels(grid.cols(), style.width);
+        if let [only] = &panels[..] {
+            grid.draw(&geometry, only.clone(), "", style, out);
+        } else {
+            for panel in &panels {
+                out.push_str(&format!(
+                    "columns {}-{} (of {}):\n",
+                    grid.col_labels[panel.start],
+                    grid.col_labels[panel.end - 1],
+                    self.cols
+                ));
+                grid.draw(&geometry, panel.clone(), "", style, out);
+            }
+        }
+        self.more_rows(shown_rows, out);
+        let narrowest = geometry.line_width(0..1);
+        if narrowest > style.width {
+            caption(
+                &format!(
+                    "(one column of this grid takes {narrowest} characters, more than the width \
+                     {}; it is drawn one column at a time regardless)",
+                    style.width
+                ),
+                style,
+                out,
+            );
+        }
+    }
+
+    fn more_rows(&self, shown_rows: u64, out: &mut String) {
+        if self.rows > shown_rows {
+            out.push_str(&format!("… {} more rows\n", self.rows - shown_rows));
+        }
+    }
+}
+
+/// The cells a table draws, with their labels.
+struct Grid {
+    row_labels: Vec<String>,
+    col_labels: Vec<String>,
+    cells: Vec<Vec<Cell>>,
+}
+
+/// How wide a grid's parts are, the same in every panel so that panels
+/// line up.
+struct Geometry {
+    label_width: usize,
+    cell_width: usize,
+    /// A separator before column `c` (never before column 0).
+    col_break: Vec<bool>,
+}
+
+impl Geometry {
+    /// The characters a line of columns `range` takes (a separator before
+    /// the range's first column is not drawn).
+    fn line_width(&self, range: std::ops::Range<usize>) -> usize {
+        let breaks = self.col_break[range.start + 1..range.end]
+            .iter()
+            .filter(|&&b| b)
+            .count();
+        self.label_width + 2 + range.len() * (self.cell_width + 1) + 2 * breaks
+    }
+
+    /// How many columns from `start` fit in `width` characters (at least one).
+    fn fitting(&self, start: usize, cols: usize, width: usize) -> usize {
+        (start + 1..=cols)
+            .take_while(|&end| self.line_width(start..end) <= width)
+            .last()
+            .map_or(1, |end| end - start)
+    }
+
+    /// The columns `0..cols` cut into consecutive panels that each fit the
+    /// width (a panel holds one column when even that does not fit).
+    fn panels(&self, cols: usize, width: usize) -> Vec<std::ops::Range<usize>> {
+        let mut panels = Vec::new();
+        let mut start = 0;
+        while start < cols {
+            let end = start + self.fitting(start, cols, width);
+            panels.push(start..end);
+            start = end;
+        }
+        panels
+    }
+}
+
+impl Grid {
+    fn cols(&self) -> usize {
+        self.col_labels.len()
+    }
+
+    fn geometry(&self) -> Geometry {
+        let label_width = self
+            .row_labels
+            .iter()
+            .map(|l| width_of(l))
+            .max()
+            .unwrap_or(0);
+        let cell_width = self
+            .cells
             .iter()
             .flatten()
             .map(|cell| width_of(&cell.text))
-            .chain(col_labels.iter().map(|l| width_of(l)))
+            .chain(self.col_labels.iter().map(|l| width_of(l)))
             .max()
             .unwrap_or(1);
-        let col_break: Vec<bool> = (0..cells[0].len())
-            .map(|c| c > 0 && cells.iter().any(|row| row[c - 1].tile != row[c].tile))
+        let col_break = (0..self.cols())
+            .map(|c| c > 0 && self.cells.iter().any(|row| row[c - 1].tile != row[c].tile))
             .collect();
-        let line_width = |n: usize| {
-            let breaks = col_break[..n].iter().filter(|&&b| b).count();
-            label_width + 2 + n * (cell_width + 1) + 2 * breaks
-        };
-        let all = cells[0].len();
-        let shown_cols = if candidates == self.cols && line_width(all) <= style.width {
-            all
-        } else {
-            (1..=all)
-                .rev()
-                .find(|&n| line_width(n) + 2 <= style.width)
-                .unwrap_or(1)
-        };
-        let hidden_cols = self.cols - shown_cols as u64;
-        let tail = if hidden_cols > 0 { " …" } else { "" };
+        Geometry {
+            label_width,
+            cell_width,
+            col_break,
+        }
+    }
 
+    /// Draws the header and every row of columns `range`, each line ending
+    /// in `tail`.
+    fn draw(
+        &self,
+        geometry: &Geometry,
+        range: std::ops::Range<usize>,
+        tail: &str,
+        style: &Style,
+        out: &mut String,
+    ) {
+        let Geometry {
+            label_width,
+            cell_width,
+            ref col_break,
+        } = *geometry;
+        let separated = |c: usize| c > range.start && col_break[c];
         let mut line = " ".repeat(label_width + 2);
-        for (c, label) in col_labels.iter().enumerate().take(shown_cols) {
-            if col_break[c] {
+        for c in range.clone() {
+            if separated(c) {
                 line.push_str("  ");
             }
-            line.push_str(&format!(" {label:>cell_width$}"));
+            line.push_str(&format!(" {:>cell_width$}", self.col_labels[c]));
         }
         push_line(out, &line, tail);
-        for (r, row) in cells.iter().enumerate() {
-            let row_break = r > 0 && (0..shown_cols).any(|c| cells[r - 1][c].tile != row[c].tile);
+        for (r, row) in self.cells.iter().enumerate() {
+            let row_break = r > 0
+                && range
+                    .clone()
+                    .any(|c| self.cells[r - 1][c].tile != row[c].tile);
             if row_break {
                 let mut rule = format!("{} |", " ".repeat(label_width));
-                for &brk in &col_break[..shown_cols] {
-                    if brk {
+                for c in range.clone() {
+                    if separated(c) {
                         rule.push_str("-+");
                     }
                     rule.push_str(&"-".repeat(cell_width + 1));
                 }
                 push_line(out, &rule, tail);
             }
-            let mut line = format!("{:>label_width$} |", row_labels[r]);
-            for (c, cell) in row.iter().enumerate().take(shown_cols) {
-                if col_break[c] {
+            let mut line = format!("{:>label_width$} |", self.row_labels[r]);
+            for c in range.clone() {
+                if separated(c) {
                     line.push_str(" |");
                 }
                 line.push(' ');
-                let padded = format!("{:>cell_width$}", cell.text);
-                line.push_str(&paint(&padded, cell.color, style));
+                let padded = format!("{:>cell_width$}", row[c].text);
+                line.push_str(&paint(&padded, row[c].color, style));
             }
             push_line(out, &line, tail);
-        }
-        if self.rows > shown_rows {
-            out.push_str(&format!("… {} more rows\n", self.rows - shown_rows));
-        }
-        if hidden_cols > 0 {
-            out.push_str(&format!("… {hidden_cols} more columns\n"));
         }
     }
 }
@@ -228,19 +345,76 @@ mod tests {
     }
 
     #[test]
-    fn wide_grids_are_elided_not_wrapped() {
+    fn wide_grids_wrap_into_panels_of_every_column() {
         let style = Style::plain(30);
         let out = render(3, 100, &style, &|r, c| {
-            Cell::plain(format!("{}", r * 100 + c))
+            Cell::in_tile(format!("{}", r * 100 + c), c / 7)
         });
         assert!(out.lines().all(|l| width_of(l) <= 30), "{out}");
-        let last = out.lines().last().unwrap();
+        // Each panel names its columns; together they hold every column
+        // once, in order, and each row's cells are its own.
+        let mut next = 0;
+        let mut panel: Option<(u64, u64)> = None;
+        for line in out.lines() {
+            if let Some(range) = line.strip_prefix("columns ") {
+                let (first, rest) = range.split_once('-').unwrap();
+                let last = rest.split_once(' ').unwrap().0;
+                let (first, last): (u64, u64) = (first.parse().unwrap(), last.parse().unwrap());
+                assert_eq!(first, next, "{out}");
+                assert!(rest.ends_with("(of 100):"), "{line}");
+                next = last + 1;
+                panel = Some((first, last));
+            } else if let Some((label, cells)) = line.split_once(" |") {
+                let (first, last) = panel.expect("a panel heads every grid line");
+                let Ok(row) = label.trim().parse::<u64>() else {
+                    continue;
+                };
+                let values: Vec<u64> = cells
+                    .split(|ch: char| ch == '|' || ch.is_whitespace())
+                    .filter(|w| !w.is_empty())
+                    .map(|w| w.parse().unwrap())
+                    .collect();
+                let expected: Vec<u64> = (first..=last).map(|c| row * 100 + c).collect();
+                assert_eq!(values, expected, "{line}");
+            }
+        }
+        assert_eq!(next, 100, "{out}");
+        assert!(!out.contains('…'), "{out}");
+    }
+
+    #[test]
+    fn a_column_wider_than_the_width_is_drawn_and_said() {
+        let out = render(1, 2, &Style::plain(4), &|_, c| {
+            Cell::plain(format!("wide{c}"))
+        });
+        assert!(out.contains("columns 0-0 (of 2):\n"), "{out}");
+        assert!(out.contains("columns 1-1 (of 2):\n"), "{out}");
+        assert!(out.contains("0 | wide1"), "{out}");
+        // The note is a caption, wrapped at 24 columns at the least.
         assert!(
-            last.starts_with("… ") && last.ends_with(" more columns"),
-            "{last}"
+            out.replace('\n', " ").ends_with(
+                "(one column of this grid takes 9 characters, more than the width 4; it is drawn \
+                 one column at a time regardless) "
+            ),
+            "{out}"
         );
-        let shown = out.lines().nth(1).unwrap().split_whitespace().count() - 3;
-        assert_eq!(last, format!("… {} more columns", 100 - shown));
+    }
+
+    #[test]
+    fn a_summary_corner_is_cut_not_wrapped() {
+        let table = Table {
+            rows: 100,
+            cols: 100,
+            row_label: &index_label,
+            col_label: &index_label,
+            cell: &|r, c| Cell::plain(format!("{}", r * 100 + c)),
+            corner: Some(8),
+        };
+        let mut out = String::new();
+        table.render(&Style::plain(20), &mut out);
+        assert!(!out.contains("columns "), "{out}");
+        assert!(out.ends_with(" more columns\n"), "{out}");
+        assert!(out.lines().all(|l| width_of(l) <= 20), "{out}");
     }
 
     #[test]

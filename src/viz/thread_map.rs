@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 
 use super::table::{Cell, Table, caption, index_label};
 use super::{MAX_CELLS, Style, VizError};
+
+/// The most elements a thread map holds: the widest atom's operand, the
+/// 64 × 256 accumulators of `wgmma.m64n256k16`.
+pub const MAX_MAP_CELLS: u64 = 64 * 256;
 use crate::layout::Layout;
 
 /// One owner of an element: thread `thread` holds it as its value number
@@ -23,7 +27,7 @@ pub struct Owner {
 
 /// Who owns each element of a `rows × cols` grid (row `r`, column `c`).
 ///
-/// Invariants: `1 ≤ rows·cols ≤ MAX_CELLS`; each cell's owners are sorted
+/// Invariants: `1 ≤ rows·cols ≤ MAX_MAP_CELLS`; each cell's owners are sorted
 /// and without repeats (a cell may have none, or several when data is
 /// replicated); the block shape divides the drawing into separated,
 /// coloured blocks (the whole grid by default: no separators).
@@ -43,12 +47,12 @@ impl ThreadMap {
         let title = title.into();
         let cells = rows
             .checked_mul(cols)
-            .filter(|&n| n >= 1 && n as u64 <= MAX_CELLS);
+            .filter(|&n| n >= 1 && n as u64 <= MAX_MAP_CELLS);
         let Some(cells) = cells else {
             return Err(VizError::BadThreadMap {
                 title,
                 reason: format!(
-                    "a {rows} × {cols} grid; a map needs between 1 and {MAX_CELLS} cells"
+                    "a {rows} × {cols} grid; a map needs between 1 and {MAX_MAP_CELLS} cells"
                 ),
             });
         };
@@ -379,7 +383,8 @@ mod tests {
     #[test]
     fn sizes_are_bounded() {
         assert!(ThreadMap::new("m", 0, 4).is_err());
-        assert!(ThreadMap::new("m", 65, 64).is_err());
+        assert!(ThreadMap::new("m", 64, 256).is_ok());
+        assert!(ThreadMap::new("m", 65, 256).is_err());
         assert!(ThreadMap::new("m", usize::MAX, 2).is_err());
     }
 
