@@ -1,8 +1,9 @@
 //! Instruction atoms: which thread holds which element of each operand of
 //! the warp-collective instructions — `ldmatrix` (`.x1/.x2/.x4`, `.trans`),
-//! `mma.m16n8k16` (f16 and bf16 inputs), Volta's `mma.m8n8k4` (quad pairs)
-//! and the accumulators of Hopper's `wgmma.m64nNk16` — written once, as
-//! CuTe thread–value layouts. Instruction selection reads the per-thread
+//! `mma.m16n8k16` (f16 and bf16 inputs), Volta's `mma.m8n8k4` (quad pairs,
+//! and the 16×16×8 macro-MMA built of them, `volta_macro`) and Hopper's
+//! `wgmma.m64nNk16` (its accumulators; its shared-memory operands and their
+//! descriptors, `wgmma_shared`) — written once, as CuTe thread–value layouts. Instruction selection reads the per-thread
 //! fragment shapes from here, the REPL's `:atom` draws these maps, and the
 //! tests check each against the PTX ISA's formulas (docs/atoms.md).
 //!
@@ -18,6 +19,12 @@
 //! shape the lowering asks of a spec's operand off them.
 
 use crate::layout::Layout;
+
+mod volta_macro;
+mod wgmma_shared;
+
+pub use volta_macro::{MacroElement, MacroMma, volta_macro_m16n16k8};
+pub use wgmma_shared::{ELEMENT_BYTES, Major, MatrixDescriptor, SharedSwizzle};
 
 /// One operand of an atom: its matrix and which thread holds which element.
 #[derive(Clone, Debug, PartialEq, Eq)]

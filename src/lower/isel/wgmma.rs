@@ -35,7 +35,7 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::matrix::{essential, is_c_pair, shape_text, type_name};
 use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands, expect_packed};
-use crate::atoms;
+use crate::atoms::{self, ELEMENT_BYTES, Major, MatrixDescriptor, SharedSwizzle};
 use crate::expr::Expr;
 use crate::index::chain::split_sum;
 use crate::index::prove::constant_factor;
@@ -51,12 +51,35 @@ const GROUP: i64 = 8 * ROW;
 const WIDTH_STEP: i64 = 8;
 /// The widest B.
 const MAX_WIDTH: i64 = 256;
-/// The swizzle-mode field of a descriptor: 1, the 128-byte swizzle.
-const SWIZZLE_128B: i64 = 1 << 62;
-/// The constant fields of a descriptor of a K-major 128-byte-swizzled
-/// operand: leading byte offset 1 (unused by this mode), stride byte offset
-/// 1024 bytes (one 8-row group) in 16-byte units, the swizzle mode.
-const K_MAJOR_FIELDS: i64 = (1 << 16) | ((1024 >> 4) << 32) | SWIZZLE_128B;
+/// The descriptor of a K-major 128-byte-swizzled operand at offset 0
+/// (`atoms::MatrixDescriptor`, the one encoding of descriptors and their
+/// layouts): rows of 64 elements, 8-row groups 1024 bytes apart (SBO), the
+/// leading byte offset unused by this mode.
+fn k_major() -> MatrixDescriptor {
+    MatrixDescriptor::compact(Major::K, SharedSwizzle::Bytes128, ROW)
+}
+
+/// The descriptor of an MN-major 128-byte-swizzled operand whose atoms are
+/// `stride_k` elements apart along K and `stride_mn` along M or N.
+fn mn_major_descriptor(stride_k: i64, stride_mn: i64) -> MatrixDescriptor {
+    MatrixDescriptor {
+        start_address: 0,
+        leading_byte_offset: stride_mn * ELEMENT_BYTES,
+        stride_byte_offset: stride_k * ELEMENT_BYTES,
+        swizzle: SharedSwizzle::Bytes128,
+    }
+}
+
+/// The fields of a descriptor but its start address, as the `or.b64`
+/// immediate (the same 64 bits).
+fn immediate_fields(descriptor: &MatrixDescriptor) -> i64 {
+    descriptor.fields() as i64
+}
+
+/// The element offset of `(mn, k)` in `descriptor`'s layout, unswizzled.
+fn element_offset(descriptor: &MatrixDescriptor, major: Major, mn: i64, k: i64) -> i64 {
+    descriptor.unswizzled_offset(major, mn, k) / ELEMENT_BYTES
+}
 /// The widest byte offset a descriptor field holds: 14 bits of 16 bytes.
 const MAX_OFFSET_BYTES: i64 = ((1 << 14) - 1) << 4;
 
@@ -336,14 +359,15 @@ fn operand_form(
         };
         elements.push((mn, k, offset));
     }
-    let k_major = elements
+    let k_major = k_major();
+    let off_k_major = elements
         .iter()
-        .find(|(mn, k, offset)| *offset != mn * ROW + k);
-    let Some(&(mn, k, offset)) = k_major else {
+        .find(|&&(mn, k, offset)| offset != element_offset(&k_major, Major::K, mn, k));
+    let Some(&(mn, k, offset)) = off_k_major else {
         starts_a_row_group(operand, &place.base, false)?;
         return Ok(OperandForm {
             transposed: false,
-            fields: K_MAJOR_FIELDS,
+            fields: immediate_fields(&k_major),
         });
     };
     match mn_major(&elements) {
@@ -360,7 +384,7 @@ fn operand_form(
                 "reads K-major rows of {ROW} elements or MN-major 64×8 atoms: element (mn {mn}, \
                  k {k}) of the {} is at +{offset}, not +{} (K-major); MN-major: {why}",
                 operand.role,
-                mn * ROW + k
+                element_offset(&k_major, Major::K, mn, k)
             ),
         )
         .with_help(LAYOUT_HELP)),
@@ -383,8 +407,9 @@ fn mn_major(elements: &[(i64, i64, i64)]) -> Result<i64, String> {
             ));
         }
     }
+    let descriptor = mn_major_descriptor(stride_k, stride_mn);
     for &(mn, k, offset) in elements {
-        let expected = mn % ROW + ROW * (k % 8) + stride_k * (k / 8) + stride_mn * (mn / ROW);
+        let expected = element_offset(&descriptor, Major::Mn, mn, k);
         if offset != expected {
             return Err(format!(
                 "element (mn {mn}, k {k}) would be at +{expected}, with atoms {stride_k} \
@@ -392,8 +417,7 @@ fn mn_major(elements: &[(i64, i64, i64)]) -> Result<i64, String> {
             ));
         }
     }
-    let (lbo, sbo) = ((stride_mn * 2) >> 4, (stride_k * 2) >> 4);
-    Ok((lbo << 16) | (sbo << 32) | SWIZZLE_128B)
+    Ok(immediate_fields(&descriptor))
 }
 
 /// Checks that the view's origin `base` (unswizzled, in elements) begins
