@@ -97,7 +97,7 @@ fn section_4_warp_groups() {
 #[test]
 fn every_atom() {
     for name in AtomName::all() {
-        let file = format!("atom_{}", name.to_string().replace('.', "_"));
+        let file = format!("atom_{}", name.to_string().replace(['.', ' '], "_"));
         check(&file, &atom(name, &wide()));
     }
 }

@@ -37,7 +37,14 @@ pub const EXAMPLES: [(&str, &[&str]); 12] = [
     ),
     (
         "atom",
-        &[":atom", ":atom ldmatrix.x4", ":atom mma.m16n8k16.bf16"],
+        &[
+            ":atom",
+            ":atom ldmatrix.x4",
+            ":atom mma.m16n8k16.bf16",
+            ":atom mma.m8n8k4.macro",
+            ":atom ldmatrix.x4 for mma.m16n8k16.A",
+            ":atom wgmma.m64n128k16 B sw128",
+        ],
     ),
     (
         "map",
@@ -185,7 +192,10 @@ fn details(name: &str) -> &'static str {
         }
         "atom" => {
             "  Cells read T4:v1: thread 4, its value 1. ldmatrix draws which thread gives each\n  \
-             row's address, then which thread receives each value; mma draws A, B and C/D.\n"
+             row's address, then which thread receives each value; mma draws A, B and C/D.\n  \
+             `ldmatrix.x4 for mma.m16n8k16.A` follows shared memory → registers → operand.\n  \
+             `wgmma.m64nNk16 A|B [none|sw32|sw64|sw128] [mn-major]`: the byte each element of\n  \
+             the operand is read from in shared memory, and the matrix descriptor.\n"
         }
         "map" => {
             "  The view's offset is evaluated for every thread of #G; value vE is element E of\n  \
@@ -221,5 +231,10 @@ pub fn atoms() -> String {
     for name in AtomName::all() {
         out.push_str(&format!("  {name}\n"));
     }
+    out.push_str(
+        "wgmma.m64nNk16 takes every N from 8 to 256 in steps of 8; after it, A or B and\n\
+         optionally none, sw32, sw64 or sw128 (the default) and mn-major draw that operand\n\
+         in shared memory with its matrix descriptor.\n",
+    );
     out
 }

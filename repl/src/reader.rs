@@ -51,7 +51,13 @@ impl ReplHelper {
                 .map(|(name, _, _)| format!(":{name}"))
                 .collect()
         } else if before.trim_start().starts_with(":atom") {
-            AtomName::all().iter().map(ToString::to_string).collect()
+            // The word under the cursor is one word of a name: names of
+            // several words (`ldmatrix.x4 for mma.m16n8k16.A`) complete
+            // their first.
+            AtomName::all()
+                .iter()
+                .filter_map(|name| name.to_string().split(' ').next().map(str::to_string))
+                .collect()
         } else if before.trim_start().starts_with(":help") {
             COMMANDS
                 .iter()

@@ -77,6 +77,9 @@ golden!(
     help,
     tma,
     width_panels,
+    wgmma_operands,
+    volta_macro_mma,
+    ldmatrix_for_mma,
 );
 
 /// Every golden script is listed above (a new file cannot be forgotten).
@@ -101,13 +104,16 @@ fn every_script_has_a_test() {
             "errors_keep_the_session",
             "help",
             "ldmatrix",
+            "ldmatrix_for_mma",
             "mma_fragments",
             "section_3_2_layouts",
             "section_3_3_tiles",
             "section_4_warp_groups",
             "swizzle_explained",
             "tma",
+            "volta_macro_mma",
             "wgmma_accumulators",
+            "wgmma_operands",
             "width_panels",
         ]
     );

@@ -1,14 +1,16 @@
 //! Drawing: the built-in thread-data maps of the warp-wide instructions —
 //! `ldmatrix` (`.x1/.x2/.x4`, `.trans`), `mma.m16n8k16` (f16 and bf16
 //! inputs, and two of its C tiles read as its A), Volta's `mma.m8n8k4`
-//! (quad pairs) and Hopper's warpgroup `wgmma.m64nNk16` (its accumulators) —
-//! drawn from the atoms' thread–value layouts (`crate::atoms`), element by
-//! element.
+//! (quad pairs, and the 16×16×8 macro-MMA built of them), Hopper's
+//! warpgroup `wgmma.m64nNk16` (its accumulators, and its operands in shared
+//! memory, `wgmma_operand`) and `ldmatrix.x4` feeding the A of
+//! `mma.m16n8k16` (`linked`) — drawn from the atoms' tables
+//! (`crate::atoms`), element by element.
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::atoms::{self, Fragment, LdmatrixCount};
+use crate::atoms::{self, Fragment, LdmatrixCount, Major, SharedSwizzle};
 
 use super::thread_map::{Owner, ThreadMap, element_view, thread_view};
 use super::{Style, VizError};
@@ -53,14 +55,43 @@ pub enum AtomName {
     /// `wgmma.mma_async.sync.aligned.m64nNk16` (Hopper): the accumulators
     /// of a warpgroup; A and B come from shared memory, held by no thread.
     WgmmaM64nNk16 {
-        /// B's columns: a multiple of 8 up to [`WGMMA_DRAWN_N`].
+        /// B's columns: a multiple of 8 from 8 to 256.
         n: i64,
     },
+    /// An operand of `wgmma.m64nNk16` in shared memory: the byte each
+    /// element is read from, under a descriptor's layout, and the
+    /// descriptor (`atoms::MatrixDescriptor`).
+    WgmmaShared {
+        /// B's columns: a multiple of 8 from 8 to 256.
+        n: i64,
+        /// A (64×16) or B (16×N).
+        operand: WgmmaOperand,
+        /// The descriptor's layout.
+        swizzle: SharedSwizzle,
+        /// K-major, or MN-major (the transpose bit).
+        major: Major,
+    },
+    /// Volta's 16×16×8 macro-MMA of seed 001: `mma.m8n8k4` twice per quad
+    /// pair (`atoms::volta_macro_m16n16k8`).
+    VoltaMacro,
+    /// `ldmatrix.x4` loading the A of `mma.m16n8k16`: shared memory →
+    /// registers → operand, in the quadrant order the multiply needs.
+    LdmatrixForMmaA,
 }
 
-/// The widest `wgmma` accumulator drawn whole (64 × 64 = 4096 cells, the
-/// most a map has); wider ones repeat it every 8 columns.
-pub const WGMMA_DRAWN_N: i64 = 64;
+/// Which operand of a `wgmma` a shared-memory picture shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WgmmaOperand {
+    /// A, 64×16 (row m, column k).
+    A,
+    /// B, 16×N (row k, column n).
+    B,
+}
+
+/// The widths of B a `wgmma.m64nNk16` has: multiples of 8 up to 256.
+fn wgmma_width(n: i64) -> bool {
+    n % 8 == 0 && (8..=256).contains(&n)
+}
 
 impl AtomName {
     /// Every built-in atom, in the order the REPL lists them.
@@ -79,15 +110,29 @@ impl AtomName {
         });
         all.push(AtomName::MmaCPairAsA);
         all.push(AtomName::MmaM8n8k4);
+        all.push(AtomName::VoltaMacro);
+        all.push(AtomName::LdmatrixForMmaA);
+        // Every N from 8 to 256 draws; the list names a few.
         for n in [8, 16, 32, 64] {
             all.push(AtomName::WgmmaM64nNk16 { n });
+        }
+        for operand in [WgmmaOperand::A, WgmmaOperand::B] {
+            all.push(AtomName::WgmmaShared {
+                n: 64,
+                operand,
+                swizzle: SharedSwizzle::Bytes128,
+                major: Major::K,
+            });
         }
         all
     }
 
     /// The maps of this atom, one per operand: for `ldmatrix` the row
     /// addresses (threads only) then the values received; for `mma` A, B
-    /// and C/D.
+    /// and C/D; for `ldmatrix` feeding `mma`, the addresses and the values
+    /// placed where the multiply wants them, then its A fragment. A
+    /// `wgmma` operand in shared memory has none (no thread holds it; its
+    /// picture is of bytes).
     pub fn maps(&self) -> Vec<ThreadMap> {
         // The shapes below are constants well inside ThreadMap's limits and
         // the formulas stay inside them, so building cannot fail; an empty
@@ -98,6 +143,11 @@ impl AtomName {
             AtomName::MmaCPairAsA => c_pair_as_a_maps(),
             AtomName::MmaM8n8k4 => mma_m8n8k4_maps(),
             AtomName::WgmmaM64nNk16 { n } => wgmma_maps(n),
+            AtomName::WgmmaShared { .. } => Ok(Vec::new()),
+            AtomName::VoltaMacro => volta_macro_maps(),
+            AtomName::LdmatrixForMmaA => {
+                super::linked::ldmatrix_for_mma_a().map(|linked| linked.maps)
+            }
         };
         maps.unwrap_or_default()
     }
@@ -139,8 +189,13 @@ impl AtomName {
             }
             AtomName::MmaM8n8k4 => "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 (Volta): four independent 8×8×4 products, one per quad pair q = lanes 4q..4q+3 and 4q+16..4q+19, drawn as block (q%2, q/2)".to_string(),
             AtomName::WgmmaM64nNk16 { n } => format!(
-                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 (sm_90a): D (64×{n}, f32) += A (64×16) · B (16×{n}) for a warpgroup of 128 threads; A and B are read from shared memory through matrix descriptors (128-byte swizzle: K-major rows of 64 elements, SBO = 1024 bytes between 8-row groups; or MN-major 64×8 atoms, SBO along K and LBO along M or N, with the operand's transpose bit), so no thread holds them; warp w holds rows 16w..16w+15 as the mma.m16n8 C fragment, repeated every 8 columns (thread T = 32w + 4g + t)"
+                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 (sm_90a): D (64×{n}, f32) += A (64×16) · B (16×{n}) for a warpgroup of 128 threads; A and B are read from shared memory through matrix descriptors (`:atom wgmma.m64n{n}k16 A sw128` draws where each element is read from), so no thread holds them; warp w holds rows 16w..16w+15 as the mma.m16n8 C fragment, repeated every 8 columns (thread T = 32w + 4g + t)"
             ),
+            AtomName::WgmmaShared { n, operand, swizzle, major } => {
+                super::wgmma_operand::summary(n, operand, swizzle, major)
+            }
+            AtomName::VoltaMacro => "Volta's 16×16×8 macro-MMA (seed 001, Figure 2): C (16×16, f32) += A (16×8) · B (8×16) for a warp; quad pair q (lanes 4q..4q+3 and 4q+16..4q+19) runs mma.m8n8k4 twice, on k 0-3 then k 4-7, into the 8×8 block (q%2, q/2) of C, so each element of A and B is held by two threads (cells `Tt:vV+1`) and each thread holds 8 values of A (vE, E ≥ 4: the second k step), 8 of B and 8 accumulators".to_string(),
+            AtomName::LdmatrixForMmaA => super::linked::summary(),
         }
     }
 }
@@ -166,48 +221,96 @@ impl fmt::Display for AtomName {
             AtomName::MmaCPairAsA => f.write_str("mma.m16n8k16.c-as-a"),
             AtomName::MmaM8n8k4 => f.write_str("mma.m8n8k4"),
             AtomName::WgmmaM64nNk16 { n } => write!(f, "wgmma.m64n{n}k16"),
+            AtomName::WgmmaShared {
+                n,
+                operand,
+                swizzle,
+                major,
+            } => {
+                let operand = match operand {
+                    WgmmaOperand::A => "A",
+                    WgmmaOperand::B => "B",
+                };
+                write!(f, "wgmma.m64n{n}k16 {operand} {}", swizzle.word())?;
+                match major {
+                    Major::K => Ok(()),
+                    Major::Mn => f.write_str(" mn-major"),
+                }
+            }
+            AtomName::VoltaMacro => f.write_str("mma.m8n8k4.macro"),
+            AtomName::LdmatrixForMmaA => f.write_str("ldmatrix.x4 for mma.m16n8k16.A"),
         }
     }
 }
 
-/// Case-insensitive; `mma.m16n8k16` alone means f16 inputs.
+/// Case-insensitive; `mma.m16n8k16` alone means f16 inputs; words may be
+/// separated by any blanks. `wgmma.m64nNk16` takes every N of the
+/// instruction, and after it `A` or `B`, then optionally the layout
+/// (`none`, `sw32`, `sw64`, `sw128`: the default) and `mn-major`.
 impl FromStr for AtomName {
     type Err = VizError;
 
     fn from_str(text: &str) -> Result<AtomName, VizError> {
-        let wanted = text.trim().to_ascii_lowercase();
+        let wanted = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let wanted = wanted.to_ascii_lowercase();
         if wanted == "mma.m16n8k16" {
             return Ok(AtomName::MmaM16n8k16 {
                 input: MmaInput::F16,
             });
         }
         let all = AtomName::all();
-        let wgmma_n = wanted
+        let unknown = || VizError::UnknownAtom {
+            name: text.trim().to_string(),
+            known: all
+                .iter()
+                .map(ToString::to_string)
+                .chain([
+                    "wgmma.m64nNk16 (N = 8, 16, …, 256) [A|B [none|sw32|sw64|sw128] [mn-major]]"
+                        .to_string(),
+                ])
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let mut words = wanted.split(' ');
+        let first = words.next().unwrap_or_default();
+        let wgmma_n = first
             .strip_prefix("wgmma.m64n")
             .and_then(|rest| rest.strip_suffix("k16"))
             .and_then(|n| n.parse::<i64>().ok())
-            .filter(|n| n % 8 == 0 && (8..=256).contains(n));
-        match wgmma_n {
-            Some(n) if n <= WGMMA_DRAWN_N => return Ok(AtomName::WgmmaM64nNk16 { n }),
-            Some(_) => {
-                return Err(VizError::AtomTooWide {
-                    name: text.trim().to_string(),
-                    widest: WGMMA_DRAWN_N,
-                });
-            }
-            None => {}
+            .filter(|&n| wgmma_width(n));
+        let Some(n) = wgmma_n else {
+            return all
+                .iter()
+                .find(|name| name.to_string().to_ascii_lowercase() == wanted)
+                .copied()
+                .ok_or_else(unknown);
+        };
+        let operand = match words.next() {
+            None => return Ok(AtomName::WgmmaM64nNk16 { n }),
+            Some("a") => WgmmaOperand::A,
+            Some("b") => WgmmaOperand::B,
+            Some(_) => return Err(unknown()),
+        };
+        let mut swizzle = SharedSwizzle::Bytes128;
+        let mut major = Major::K;
+        let mut rest: Vec<&str> = words.collect();
+        if let Some(&word) = rest.first()
+            && let Some(&mode) = SharedSwizzle::ALL.iter().find(|mode| mode.word() == word)
+        {
+            swizzle = mode;
+            rest.remove(0);
         }
-        all.iter()
-            .find(|name| name.to_string() == wanted)
-            .copied()
-            .ok_or_else(|| VizError::UnknownAtom {
-                name: text.trim().to_string(),
-                known: all
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        match rest.as_slice() {
+            [] => {}
+            ["mn-major"] => major = Major::Mn,
+            [..] => return Err(unknown()),
+        }
+        Ok(AtomName::WgmmaShared {
+            n,
+            operand,
+            swizzle,
+            major,
+        })
     }
 }
 
@@ -367,6 +470,44 @@ fn mma_m8n8k4_maps() -> Result<Vec<ThreadMap>, VizError> {
     Ok(vec![a, b, c])
 }
 
+/// Volta's macro-MMA: A (16×8), B (8×16) and C/D (16×16), quad pair q's
+/// blocks where `atoms::MacroMma::origin` puts them.
+fn volta_macro_maps() -> Result<Vec<ThreadMap>, VizError> {
+    let macro_mma = atoms::volta_macro_m16n16k8();
+    let (m, n, k) = macro_mma.shape();
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let a = ThreadMap::new(
+        "mma.m8n8k4.macro A (16×8 f16, row m, column k): vE, E < 4, is register a[E/2] of the first mma.m8n8k4 (k 0-3); E ≥ 4, of the second (k 4-7)",
+        m,
+        k,
+    )?
+    .with_blocks(8, 4);
+    let b = ThreadMap::new(
+        "mma.m8n8k4.macro B (8×16 f16, row k, column n): vE, E < 4, is register b[E/2] of the first mma.m8n8k4 (k 0-3); E ≥ 4, of the second (k 4-7)",
+        k,
+        n,
+    )?
+    .with_blocks(4, 8);
+    let c = ThreadMap::new(
+        "mma.m8n8k4.macro C/D (16×16 f32, row m, column n): vE is register c[E], the accumulator both k steps add into",
+        m,
+        n,
+    )?
+    .with_blocks(8, 8);
+    let mut maps = [a, b, c];
+    let elements = [
+        macro_mma.a_elements(),
+        macro_mma.b_elements(),
+        macro_mma.c_elements(),
+    ];
+    for (map, elements) in maps.iter_mut().zip(elements) {
+        for e in elements {
+            map.assign(e.row as usize, e.col as usize, owner(e.lane, e.value))?;
+        }
+    }
+    Ok(maps.into())
+}
+
 /// `wgmma.m64nNk16`: the accumulators (64 × n), thread `T` of the
 /// warpgroup drawn as `T`, in blocks of the 16 × 8 tiles a warp's `mma.m16n8`
 /// fragment covers.
@@ -399,6 +540,19 @@ fn wgmma_maps(n: i64) -> Result<Vec<ThreadMap>, VizError> {
 pub fn atom(name: AtomName, style: &Style) -> String {
     let mut out = String::new();
     super::table::caption(&name.summary(), style, &mut out);
+    if let AtomName::WgmmaShared {
+        n,
+        operand,
+        swizzle,
+        major,
+    } = name
+    {
+        out.push('\n');
+        out.push_str(&super::wgmma_operand::draw(
+            n, operand, swizzle, major, style,
+        ));
+        return out;
+    }
     for map in name.maps() {
         out.push('\n');
         out.push_str(&element_view(&map, style));
@@ -428,14 +582,45 @@ mod tests {
         );
         let err = "ldmatrix.x3".parse::<AtomName>().unwrap_err();
         assert!(err.to_string().contains("ldmatrix.x4.trans"), "{err}");
-        // Every drawable wgmma width, listed or not.
+        // Every width of the instruction, listed or not.
+        for n in (8..=256).step_by(8) {
+            let name = AtomName::WgmmaM64nNk16 { n };
+            assert_eq!(name.to_string().parse::<AtomName>().unwrap(), name);
+        }
+        for bad in ["wgmma.m64n12k16", "wgmma.m64n264k16", "wgmma.m64n0k16"] {
+            assert!(bad.parse::<AtomName>().is_err(), "{bad}");
+        }
+        // Operands in shared memory: every layout, both majors, round trip;
+        // the layout defaults to the 128-byte swizzle.
+        for swizzle in SharedSwizzle::ALL {
+            for major in [Major::K, Major::Mn] {
+                for operand in [WgmmaOperand::A, WgmmaOperand::B] {
+                    let name = AtomName::WgmmaShared {
+                        n: 136,
+                        operand,
+                        swizzle,
+                        major,
+                    };
+                    assert_eq!(name.to_string().parse::<AtomName>().unwrap(), name);
+                }
+            }
+        }
         assert_eq!(
-            "wgmma.m64n24k16".parse::<AtomName>().unwrap(),
-            AtomName::WgmmaM64nNk16 { n: 24 }
+            "WGMMA.M64N128K16   b".parse::<AtomName>().unwrap(),
+            AtomName::WgmmaShared {
+                n: 128,
+                operand: WgmmaOperand::B,
+                swizzle: SharedSwizzle::Bytes128,
+                major: Major::K
+            }
         );
-        let wide = "wgmma.m64n128k16".parse::<AtomName>().unwrap_err();
-        assert!(wide.to_string().contains("up to N = 64"), "{wide}");
-        assert!("wgmma.m64n12k16".parse::<AtomName>().is_err());
+        for bad in [
+            "wgmma.m64n64k16 C",
+            "wgmma.m64n64k16 A sw16",
+            "wgmma.m64n64k16 A sw64 k-major",
+        ] {
+            assert!(bad.parse::<AtomName>().is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -477,8 +662,16 @@ mod tests {
             let maps = name.maps();
             let expected = match name {
                 AtomName::Ldmatrix { .. } | AtomName::MmaCPairAsA => 2,
-                AtomName::MmaM16n8k16 { .. } | AtomName::MmaM8n8k4 => 3,
+                AtomName::MmaM16n8k16 { .. } | AtomName::MmaM8n8k4 | AtomName::LdmatrixForMmaA => 3,
+                AtomName::VoltaMacro => 3,
                 AtomName::WgmmaM64nNk16 { .. } => 1,
+                AtomName::WgmmaShared { .. } => 0,
+            };
+            // The macro's A and B are held twice (two quad pairs share
+            // each row of A and each column of B); C once.
+            let copies = |title: &str| match name {
+                AtomName::VoltaMacro if !title.contains(" C/D ") => 2,
+                _ => 1,
             };
             assert_eq!(maps.len(), expected, "{name}");
             for map in &maps {
@@ -486,7 +679,7 @@ mod tests {
                     for c in 0..map.cols() {
                         assert_eq!(
                             map.owners(r, c).len(),
-                            1,
+                            copies(map.title()),
                             "{name} {} ({r},{c})",
                             map.title()
                         );

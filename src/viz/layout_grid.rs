@@ -394,13 +394,15 @@ pub fn tiled_grid(tiled: &Tiled, style: &Style) -> Result<String, VizError> {
         corner,
     }
     .render(style, &mut out);
-    legend(&tiled.outer, &outer, style, &mut out);
+    legend(&tiled.outer, &outer, corner.is_some(), style, &mut out);
     Ok(out)
 }
 
 /// The legend of a tiling: the outer level as a grid whose cells read
-/// `letter=base offset`, coloured like the tiles.
-fn legend(outer_layout: &Layout, outer: &Axes, style: &Style, out: &mut String) {
+/// `letter=base offset`, coloured like the tiles; only its corner when the
+/// grid it explains was `summarised` (or it has too many cells itself), as
+/// a corner of tiles is all that grid shows.
+fn legend(outer_layout: &Layout, outer: &Axes, summarised: bool, style: &Style, out: &mut String) {
     caption(
         &format!(
             "tiles {}: letter=base offset of each tile",
@@ -409,7 +411,7 @@ fn legend(outer_layout: &Layout, outer: &Axes, style: &Style, out: &mut String) 
         style,
         out,
     );
-    let corner = (outer.rows.size * outer.cols.size > MAX_CELLS).then_some(8);
+    let corner = (summarised || outer.rows.size * outer.cols.size > MAX_CELLS).then_some(8);
     let cell = |r: u64, c: u64| {
         let tile = r + outer.rows.size * c;
         let base = outer.rows.offset(r) + outer.cols.offset(c);
@@ -488,7 +490,7 @@ pub fn tiles_in_place(original: &Layout, tiled: &Tiled, style: &Style) -> Result
             corner: Some(corner),
         }
         .render(style, &mut out);
-        legend(&tiled.outer, &outer, style, &mut out);
+        legend(&tiled.outer, &outer, true, style, &mut out);
         return Ok(out);
     }
     let mut index_of: BTreeMap<i64, u64> = BTreeMap::new();
@@ -535,7 +537,7 @@ pub fn tiles_in_place(original: &Layout, tiled: &Tiled, style: &Style) -> Result
         corner: None,
     }
     .render(style, &mut out);
-    legend(&tiled.outer, &outer, style, &mut out);
+    legend(&tiled.outer, &outer, false, style, &mut out);
     Ok(out)
 }
 

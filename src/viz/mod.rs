@@ -8,8 +8,10 @@
 //!   drawn as nested blocks.
 //! - [`ThreadMap`], [`element_view`], [`thread_view`], [`thread_map`]: who
 //!   owns which element, in both directions.
-//! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix` and `mma`,
-//!   drawn from the atoms' thread–value layouts (`crate::atoms`).
+//! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix`, `mma`,
+//!   Volta's macro-MMA and `wgmma`, `ldmatrix` linked to the `mma` it
+//!   feeds, and `wgmma`'s operands in shared memory with their
+//!   descriptors, drawn from the atom tables (`crate::atoms`).
 //! - [`WarpAccess`], [`bank_report`], [`banks`], [`bank_grid`]: which banks a
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
 //! - [`swizzle_explained`]: which bits a swizzle XORs into which, its chunk
@@ -21,18 +23,20 @@
 mod atom;
 mod banks;
 mod layout_grid;
+mod linked;
 mod svg;
 mod swizzle;
 mod table;
 mod thread_map;
+mod wgmma_operand;
 
 pub use crate::atoms::LdmatrixCount;
-pub use atom::{AtomName, MmaInput, WGMMA_DRAWN_N, atom};
+pub use atom::{AtomName, MmaInput, WgmmaOperand, atom};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use svg::{svg, svg_text};
 pub use swizzle::{landing_grid, swizzle_explained};
-pub use thread_map::{Owner, ThreadMap, element_view, thread_map, thread_view};
+pub use thread_map::{MAX_MAP_CELLS, Owner, ThreadMap, element_view, thread_map, thread_view};
 
 use thiserror::Error;
 
@@ -127,17 +131,6 @@ pub enum VizError {
         name: String,
         /// The known names, comma-separated.
         known: String,
-    },
-
-    /// A `wgmma` atom wider than the maps draw.
-    #[error(
-        "`{name}` is not drawn: wgmma accumulators are drawn up to N = {widest} (4096 cells); wider ones repeat the same pattern every 8 columns, so `wgmma.m64n{widest}k16` shows it"
-    )]
-    AtomTooWide {
-        /// The name asked for.
-        name: String,
-        /// The widest N drawn.
-        widest: i64,
     },
 
     /// A thread map was given an element outside its grid, or is too large.
