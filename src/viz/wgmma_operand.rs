@@ -149,3 +149,86 @@ pub(super) fn draw(
     .render(style, &mut out);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The densest K-major operand under the 128-byte swizzle is the one
+    /// the lowering lays A and B out in: the PTX ISA's fields for it are
+    /// LBO 1 (unused), SBO 64 (1024 bytes), mode 1.
+    #[test]
+    fn the_128_byte_k_major_descriptor_is_the_lowerings() {
+        for (n, operand) in [(64, WgmmaOperand::A), (256, WgmmaOperand::B)] {
+            let d = descriptor(n, operand, SharedSwizzle::Bytes128, Major::K);
+            assert_eq!(d.fields(), (1 << 16) | (64 << 32) | (1 << 62));
+        }
+    }
+
+    /// The caption names what each offset spans in the layout drawn, and
+    /// the grid's rows are where the canonical layout puts them: without a
+    /// swizzle, a core matrix's rows 16 bytes apart, its neighbour along K
+    /// LBO = 128 bytes on.
+    #[test]
+    fn an_unswizzled_a_reads_core_matrices_of_sixteen_byte_rows() {
+        let text = draw(
+            64,
+            WgmmaOperand::A,
+            SharedSwizzle::None,
+            Major::K,
+            &Style::plain(200),
+        );
+        let words = text.replace('\n', " ");
+        assert!(
+            words.contains(
+                "leading byte offset 128 (between the two 8-k core matrices along K; bits 16-29: 8)"
+            ),
+            "{words}"
+        );
+        assert!(
+            words.contains("stride byte offset 256 (between 8-row groups"),
+            "{words}"
+        );
+        let row = |r: usize| -> Vec<i64> {
+            let line = text
+                .lines()
+                .find(|line| {
+                    line.split_once(" |")
+                        .is_some_and(|(l, _)| l.trim() == r.to_string())
+                })
+                .unwrap();
+            line.split_once(" |")
+                .unwrap()
+                .1
+                .split_whitespace()
+                .filter(|t| *t != "|")
+                .map(|t| t.parse().unwrap())
+                .collect()
+        };
+        for r in 0..8 {
+            let expected: Vec<i64> = (0..16)
+                .map(|k| 16 * r as i64 + 2 * (k % 8) + 128 * (k / 8))
+                .collect();
+            assert_eq!(row(r), expected, "row {r}");
+        }
+        // Rows 8-15 are the next 8-row group, SBO = 256 bytes on.
+        assert_eq!(row(8)[0], 256);
+    }
+
+    /// A wide B wraps into panels and keeps every column: the last panel
+    /// ends at column N - 1.
+    #[test]
+    fn a_wide_b_keeps_every_column() {
+        let text = draw(
+            256,
+            WgmmaOperand::B,
+            SharedSwizzle::Bytes64,
+            Major::Mn,
+            &Style::plain(64),
+        );
+        assert!(text.contains(" (of 256):\n"), "{text}");
+        let last = text.lines().rfind(|l| l.starts_with("columns ")).unwrap();
+        assert!(last.ends_with("-255 (of 256):"), "{last}");
+        assert!(text.lines().all(|l| l.chars().count() <= 64));
+    }
+}
