@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use crate::atoms::{self, Fragment, LdmatrixCount, Major, SharedSwizzle};
 
-use super::thread_map::{Owner, ThreadMap, element_view, thread_view};
+use super::thread_map::{ColorBy, Owner, ThreadMap, element_view, thread_view};
 use super::{Style, VizError};
 
 /// The input element type of an `mma.m16n8k16` (the fragments are the same
@@ -538,6 +538,11 @@ fn wgmma_maps(n: i64) -> Result<Vec<ThreadMap>, VizError> {
 /// assert!(text.contains("0 |  T0:v0  T0:v1  T1:v0  T1:v1  T2:v0  T2:v1  T3:v0  T3:v1"));
 /// ```
 pub fn atom(name: AtomName, style: &Style) -> String {
+    atom_colored_by(name, style, ColorBy::Block)
+}
+
+/// [`atom`] with cells coloured by `color_by` (the text is the same).
+pub fn atom_colored_by(name: AtomName, style: &Style, color_by: ColorBy) -> String {
     let mut out = String::new();
     super::table::caption(&name.summary(), style, &mut out);
     if let AtomName::WgmmaShared {
@@ -554,6 +559,7 @@ pub fn atom(name: AtomName, style: &Style) -> String {
         return out;
     }
     for map in name.maps() {
+        let map = map.colored_by(color_by);
         out.push('\n');
         out.push_str(&element_view(&map, style));
         // A threads-only map (ldmatrix's row addresses) has no values to list.

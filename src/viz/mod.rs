@@ -7,11 +7,14 @@
 //!   and (when asked) colours; [`blocks_layout`], the page layout of levels
 //!   drawn as nested blocks.
 //! - [`ThreadMap`], [`element_view`], [`thread_view`], [`thread_map`]: who
-//!   owns which element, in both directions.
+//!   owns which element, in both directions, in thread or warp cells,
+//!   coloured by block, thread, warp, quad or value ([`ColorBy`]).
 //! - [`AtomName`], [`atom`]: the thread-data maps of `ldmatrix`, `mma`,
 //!   Volta's macro-MMA and `wgmma`, `ldmatrix` linked to the `mma` it
 //!   feeds, and `wgmma`'s operands in shared memory with their
-//!   descriptors, drawn from the atom tables (`crate::atoms`).
+//!   descriptors, drawn from the atom tables (`crate::atoms`);
+//!   [`TiledMma`], [`tiled_mma`]: an `mma` atom tiled over warps and
+//!   repeated, in CuTe's arrangement (A left, B above, C in place).
 //! - [`WarpAccess`], [`bank_report`], [`banks`], [`bank_grid`]: which banks a
 //!   warp's shared-memory access hits, phase by phase, and its conflict degree.
 //! - [`swizzle_explained`]: which bits a swizzle XORs into which, its chunk
@@ -28,15 +31,19 @@ mod svg;
 mod swizzle;
 mod table;
 mod thread_map;
+mod tiled_mma;
 mod wgmma_operand;
 
 pub use crate::atoms::LdmatrixCount;
-pub use atom::{AtomName, MmaInput, WgmmaOperand, atom};
+pub use atom::{AtomName, MmaInput, WgmmaOperand, atom, atom_colored_by};
 pub use banks::{BANKS, BankReport, Phase, WarpAccess, WordAccess, bank_grid, bank_report, banks};
 pub use layout_grid::{blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place};
 pub use svg::{svg, svg_text};
 pub use swizzle::{landing_grid, swizzle_explained};
-pub use thread_map::{MAX_MAP_CELLS, Owner, ThreadMap, element_view, thread_map, thread_view};
+pub use thread_map::{
+    ColorBy, MAX_ATOM_CELLS, MAX_MAP_CELLS, Owner, ThreadMap, element_view, thread_map, thread_view,
+};
+pub use tiled_mma::{MAX_TILED_WARPS, TiledMaps, TiledMma, tiled_mma};
 
 use thiserror::Error;
 

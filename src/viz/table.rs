@@ -298,10 +298,16 @@ pub(crate) fn tile_letter(k: u64) -> String {
     String::from_utf8(letters).unwrap_or_default()
 }
 
-/// Appends `text` word-wrapped to the style's width (at least 24 columns; a
-/// single word longer than that stays whole on its own line).
+/// The widest a caption's line gets, whatever the style's width: prose
+/// past this is unreadable even on a slide, and a picture saved whole (a
+/// grid thousands of characters wide) keeps its captions in lines.
+const CAPTION_WIDTH: usize = 400;
+
+/// Appends `text` word-wrapped to the style's width (at least 24 columns,
+/// at most `CAPTION_WIDTH`; a single word longer than that stays whole on
+/// its own line).
 pub(crate) fn caption(text: &str, style: &Style, out: &mut String) {
-    let limit = style.width.max(24);
+    let limit = style.width.clamp(24, CAPTION_WIDTH);
     let mut line = String::new();
     for word in text.split(' ').filter(|w| !w.is_empty()) {
         if !line.is_empty() && width_of(&line) + 1 + width_of(word) > limit {

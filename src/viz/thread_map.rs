@@ -1,16 +1,100 @@
 //! Drawing: thread-data maps — which thread, and which of its values, owns
 //! each element of a grid — drawn in both directions: element → owner (a
-//! grid of `T4:v1` cells) and thread → elements (one row per thread).
+//! grid of `T4:v1` cells, or `W3` cells when zoomed out to warps) and
+//! thread → elements (one row per thread); cells coloured by block,
+//! thread, warp, quad or value.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
 
 use super::table::{Cell, Table, caption, index_label};
 use super::{MAX_CELLS, Style, VizError};
-
-/// The most elements a thread map holds: the widest atom's operand, the
-/// 64 × 256 accumulators of `wgmma.m64n256k16`.
-pub const MAX_MAP_CELLS: u64 = 64 * 256;
 use crate::layout::Layout;
+
+/// The most elements a thread map of [`ThreadMap::new`] holds: the widest
+/// atom's operand, the 64 × 256 accumulators of `wgmma.m64n256k16`.
+pub const MAX_ATOM_CELLS: u64 = 64 * 256;
+
+/// The most cells a map zoomed out to warps (or a tiled atom) holds: its
+/// cells are short (`W3`) and only the cells shown are drawn, so block
+/// tiles of a million elements still draw.
+pub const MAX_MAP_CELLS: u64 = 1 << 20;
+
+/// The threads of a warp: a cell zoomed out to warps shows thread / 32.
+const WARP: i64 = 32;
+/// The threads of a quad (lanes 4g..4g+3, the `mma` fragments' groups).
+const QUAD: i64 = 4;
+
+/// What a thread-data map's colours tell apart.
+///
+/// Rule: colour never changes the text (labels stay `T5:v2`); it is taken
+/// from the cell's first owner. `Block` (the default) is the map's blocks,
+/// e.g. the 8×8 matrices of `ldmatrix`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ColorBy {
+    /// The map's blocks (separated by rules as well).
+    #[default]
+    Block,
+    /// Each thread its own colour.
+    Thread,
+    /// Threads `32w..32w+31` one colour.
+    Warp,
+    /// Threads `4q..4q+3` one colour.
+    Quad,
+    /// The value (register element) number.
+    Value,
+}
+
+impl ColorBy {
+    /// Every choice, in the order `:set colorby` lists them.
+    pub const ALL: [ColorBy; 5] = [
+        ColorBy::Block,
+        ColorBy::Thread,
+        ColorBy::Warp,
+        ColorBy::Quad,
+        ColorBy::Value,
+    ];
+
+    /// The colour key of a cell owned first by `owner` in block `block`.
+    fn key(self, owner: Owner, block: Option<u64>) -> Option<u64> {
+        match self {
+            ColorBy::Block => block,
+            ColorBy::Thread => Some(owner.thread as u64),
+            ColorBy::Warp => Some((owner.thread / WARP) as u64),
+            ColorBy::Quad => Some((owner.thread / QUAD) as u64),
+            ColorBy::Value => Some(owner.value as u64),
+        }
+    }
+}
+
+/// `block`, `thread`, `warp`, `quad`, `value`.
+impl fmt::Display for ColorBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ColorBy::Block => "block",
+            ColorBy::Thread => "thread",
+            ColorBy::Warp => "warp",
+            ColorBy::Quad => "quad",
+            ColorBy::Value => "value",
+        })
+    }
+}
+
+/// The names `Display` writes; `Err` lists them.
+impl FromStr for ColorBy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ColorBy, String> {
+        ColorBy::ALL
+            .into_iter()
+            .find(|choice| choice.to_string() == text)
+            .ok_or_else(|| {
+                let names: Vec<String> = ColorBy::ALL.iter().map(ToString::to_string).collect();
+                format!("`{text}` is not one of {}", names.join(", "))
+            })
+    }
+}
 
 /// One owner of an element: thread `thread` holds it as its value number
 /// `value` (for an instruction fragment, the element index `e` of
@@ -27,7 +111,8 @@ pub struct Owner {
 
 /// Who owns each element of a `rows × cols` grid (row `r`, column `c`).
 ///
-/// Invariants: `1 ≤ rows·cols ≤ MAX_MAP_CELLS`; each cell's owners are sorted
+/// Invariants: `1 ≤ rows·cols ≤ MAX_ATOM_CELLS` (`MAX_MAP_CELLS` for a
+/// [`ThreadMap::large`] one); each cell's owners are sorted
 /// and without repeats (a cell may have none, or several when data is
 /// replicated); the block shape divides the drawing into separated,
 /// coloured blocks (the whole grid by default: no separators).
@@ -38,22 +123,36 @@ pub struct ThreadMap {
     cols: usize,
     block: (usize, usize),
     show_values: bool,
+    warps: bool,
+    color_by: ColorBy,
     owners: Vec<Vec<Owner>>,
 }
 
 impl ThreadMap {
     /// An empty map (no element owned yet) titled `title`.
     pub fn new(title: impl Into<String>, rows: usize, cols: usize) -> Result<ThreadMap, VizError> {
-        let title = title.into();
+        ThreadMap::bounded(title.into(), rows, cols, MAX_ATOM_CELLS)
+    }
+
+    /// An empty map of up to [`MAX_MAP_CELLS`] cells: for maps drawn in
+    /// warp cells ([`ThreadMap::in_warps`]) or a tiled atom's operands,
+    /// whose grids are drawn only as far as they are shown.
+    pub fn large(
+        title: impl Into<String>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<ThreadMap, VizError> {
+        ThreadMap::bounded(title.into(), rows, cols, MAX_MAP_CELLS)
+    }
+
+    fn bounded(title: String, rows: usize, cols: usize, most: u64) -> Result<ThreadMap, VizError> {
         let cells = rows
             .checked_mul(cols)
-            .filter(|&n| n >= 1 && n as u64 <= MAX_MAP_CELLS);
+            .filter(|&n| n >= 1 && n as u64 <= most);
         let Some(cells) = cells else {
             return Err(VizError::BadThreadMap {
                 title,
-                reason: format!(
-                    "a {rows} × {cols} grid; a map needs between 1 and {MAX_MAP_CELLS} cells"
-                ),
+                reason: format!("a {rows} × {cols} grid; a map needs between 1 and {most} cells"),
             });
         };
         Ok(ThreadMap {
@@ -62,8 +161,29 @@ impl ThreadMap {
             cols,
             block: (rows, cols),
             show_values: true,
+            warps: false,
+            color_by: ColorBy::Block,
             owners: vec![Vec::new(); cells],
         })
+    }
+
+    /// The same map drawn zoomed out: each cell `W3`, the warp of its
+    /// owner (thread / 32), so that a block tile of any size reads as the
+    /// warps' regions.
+    pub fn in_warps(mut self) -> ThreadMap {
+        self.warps = true;
+        self
+    }
+
+    /// Whether cells stand for warps (`W3`).
+    pub fn shows_warps(&self) -> bool {
+        self.warps
+    }
+
+    /// The same map with cells coloured by `color_by`.
+    pub fn colored_by(mut self, color_by: ColorBy) -> ThreadMap {
+        self.color_by = color_by;
+        self
     }
 
     /// The same map drawn in blocks of `rows × cols` elements (e.g. the 8×8
@@ -224,6 +344,36 @@ impl ThreadMap {
         let blocks_down = self.rows.div_ceil(br);
         Some((row / br + blocks_down * (col / bc)) as u64)
     }
+
+    /// The cell of element `(row, col)` as the element view draws it: its
+    /// first owner (`T4:v1`, `T4`, or `W0` zoomed out to warps), `+n` for
+    /// n more, `·` for none; its block as the tile, coloured as asked.
+    pub(crate) fn cell(&self, row: usize, col: usize) -> Cell {
+        let owners = self.owners(row, col);
+        let block = self.block_of(row, col);
+        let text = match owners.first() {
+            None => "·".to_string(),
+            Some(first) if self.warps => {
+                let mut warps: Vec<i64> = owners.iter().map(|o| o.thread / WARP).collect();
+                warps.dedup();
+                format!("W{}{}", first.thread / WARP, more(warps.len() - 1))
+            }
+            Some(first) if self.show_values => format!(
+                "T{}:v{}{}",
+                first.thread,
+                first.value,
+                more(owners.len() - 1)
+            ),
+            Some(first) => format!("T{}{}", first.thread, more(owners.len() - 1)),
+        };
+        Cell {
+            text,
+            tile: block,
+            color: owners
+                .first()
+                .and_then(|&first| self.color_by.key(first, block)),
+        }
+    }
 }
 
 /// A count of further entries, `+3`, or nothing.
@@ -240,7 +390,9 @@ fn more(extra: usize) -> String {
 /// too; `·` when none does. Blocks are separated and coloured.
 pub fn element_view(map: &ThreadMap, style: &Style) -> String {
     let mut out = String::new();
-    let reading = if map.show_values {
+    let reading = if map.warps {
+        "a cell Ww is warp w (threads 32w..32w+31)"
+    } else if map.show_values {
         "a cell Tt:vV is value V of thread t"
     } else {
         "a cell Tt is thread t"
@@ -250,28 +402,7 @@ pub fn element_view(map: &ThreadMap, style: &Style) -> String {
         style,
         &mut out,
     );
-    let cell = |r: u64, c: u64| {
-        let (r, c) = (r as usize, c as usize);
-        let owners = map.owners(r, c);
-        let text = match owners.first() {
-            None => "·".to_string(),
-            Some(first) if map.show_values => {
-                format!(
-                    "T{}:v{}{}",
-                    first.thread,
-                    first.value,
-                    more(owners.len() - 1)
-                )
-            }
-            Some(first) => format!("T{}{}", first.thread, more(owners.len() - 1)),
-        };
-        let block = map.block_of(r, c);
-        Cell {
-            text,
-            tile: block,
-            color: block,
-        }
-    };
+    let cell = |r: u64, c: u64| map.cell(r as usize, c as usize);
     Table {
         rows: map.rows as u64,
         cols: map.cols as u64,
@@ -307,7 +438,13 @@ pub fn thread_view(map: &ThreadMap, style: &Style) -> String {
             Some([(row, col), rest @ ..]) => Cell {
                 text: format!("({row},{col}){}", more(rest.len())),
                 tile: None,
-                color: map.block_of(*row, *col),
+                color: map.color_by.key(
+                    Owner {
+                        thread: key.0,
+                        value: key.1,
+                    },
+                    map.block_of(*row, *col),
+                ),
             },
             Some([]) | None => Cell::plain("·".to_string()),
         }
@@ -385,6 +522,8 @@ mod tests {
         assert!(ThreadMap::new("m", 0, 4).is_err());
         assert!(ThreadMap::new("m", 64, 256).is_ok());
         assert!(ThreadMap::new("m", 65, 256).is_err());
+        assert!(ThreadMap::large("m", 1024, 1024).is_ok());
+        assert!(ThreadMap::large("m", 1025, 1024).is_err());
         assert!(ThreadMap::new("m", usize::MAX, 2).is_err());
     }
 
@@ -444,6 +583,33 @@ T2 | (1,0)     ·
 ";
         assert_eq!(out, expected);
         assert_eq!(map.elements_of(0), [(0, 0, 0), (1, 0, 1)]);
+    }
+
+    #[test]
+    fn warp_cells_name_each_elements_warps_and_colours_follow_the_choice() {
+        let mut map = ThreadMap::large("w", 2, 2).unwrap().in_warps();
+        for (row, col, thread) in [(0, 0, 3), (0, 1, 40), (1, 0, 33), (1, 0, 70), (1, 1, 31)] {
+            let owner = Owner { thread, value: 0 };
+            map.assign(row, col, owner).unwrap();
+        }
+        let texts: Vec<String> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(r, c)| map.cell(r, c).text)
+            .collect();
+        assert_eq!(texts, ["W0", "W1", "W1+1", "W0"]);
+        let colour = |map: &ThreadMap, r, c| map.cell(r, c).color;
+        let by_warp = map.clone().colored_by(ColorBy::Warp);
+        assert_eq!(colour(&by_warp, 0, 0), colour(&by_warp, 1, 1));
+        assert_ne!(colour(&by_warp, 0, 0), colour(&by_warp, 0, 1));
+        let by_thread = map.clone().colored_by(ColorBy::Thread);
+        assert_ne!(colour(&by_thread, 0, 0), colour(&by_thread, 1, 1));
+        let by_quad = map.colored_by(ColorBy::Quad);
+        assert_eq!(colour(&by_quad, 0, 0), Some(0));
+        assert_eq!(colour(&by_quad, 1, 1), Some(7));
+        for choice in ColorBy::ALL {
+            assert_eq!(choice.to_string().parse::<ColorBy>(), Ok(choice));
+        }
+        assert!("lane".parse::<ColorBy>().is_err());
     }
 
     #[test]
