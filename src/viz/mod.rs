@@ -149,6 +149,15 @@ pub enum VizError {
         reason: String,
     },
 
+    /// A tiled atom past what a block or a drawing holds.
+    #[error("cannot tile {tiling}: {reason}")]
+    BadTiling {
+        /// The tiling, as the REPL writes it.
+        tiling: String,
+        /// Which condition failed.
+        reason: String,
+    },
+
     /// A swizzle the explanation cannot draw (it moves no bits upward).
     #[error("cannot explain {swizzle}: {reason}")]
     Unexplained {

@@ -334,6 +334,43 @@ impl ThreadMap {
         map
     }
 
+    /// The map zoomed out to tiles of `tile_rows × tile_cols` elements:
+    /// cell `(i, j)` stands for rows `tile_rows·i ..` and columns
+    /// `tile_cols·j ..` (the last tiles may be partial) and is drawn in warp
+    /// cells — `W2` when warp 2 alone owns the tile, `W2+3` when 3 more
+    /// warps own parts of it. Each warp that owns something in a tile is
+    /// recorded once, as its first thread.
+    pub fn in_tiles(&self, tile_rows: usize, tile_cols: usize) -> Result<ThreadMap, VizError> {
+        if tile_rows == 0 || tile_cols == 0 {
+            return Err(VizError::BadThreadMap {
+                title: self.title.clone(),
+                reason: format!("tiles of {tile_rows} × {tile_cols} elements"),
+            });
+        }
+        let (rows, cols) = (self.rows.div_ceil(tile_rows), self.cols.div_ceil(tile_cols));
+        let mut tiles = ThreadMap::large(
+            format!(
+                "{}, in tiles of {tile_rows}×{tile_cols} (cell (i,j): rows {tile_rows}·i.., columns {tile_cols}·j..)",
+                self.title
+            ),
+            rows,
+            cols,
+        )?
+        .in_warps()
+        .colored_by(self.color_by);
+        for (index, owners) in self.owners.iter().enumerate() {
+            let (row, col) = (index / self.cols, index % self.cols);
+            for owner in owners {
+                let warp = Owner {
+                    thread: WARP * (owner.thread / WARP),
+                    value: 0,
+                };
+                tiles.assign(row / tile_rows, col / tile_cols, warp)?;
+            }
+        }
+        Ok(tiles)
+    }
+
     /// The block (colexicographic block number) of element `(row, col)`,
     /// or `None` when the map is one block.
     fn block_of(&self, row: usize, col: usize) -> Option<u64> {
@@ -391,7 +428,7 @@ fn more(extra: usize) -> String {
 pub fn element_view(map: &ThreadMap, style: &Style) -> String {
     let mut out = String::new();
     let reading = if map.warps {
-        "a cell Ww is warp w (threads 32w..32w+31)"
+        "a cell Ww is warp w (threads 32w..32w+31), Ww+n: and n more warps"
     } else if map.show_values {
         "a cell Tt:vV is value V of thread t"
     } else {
@@ -610,6 +647,27 @@ T2 | (1,0)     ·
             assert_eq!(choice.to_string().parse::<ColorBy>(), Ok(choice));
         }
         assert!("lane".parse::<ColorBy>().is_err());
+    }
+
+    #[test]
+    fn tiles_name_every_warp_that_owns_part_of_them() {
+        let mut map = ThreadMap::new("t", 4, 4).unwrap();
+        for r in 0..4 {
+            for c in 0..4 {
+                // Rows 0-1: warp 0; rows 2-3: warp 1, except column 3 of row 3.
+                let thread = if r < 2 { c as i64 } else { 32 + c as i64 };
+                let thread = if (r, c) == (3, 3) { 64 } else { thread };
+                map.assign(r, c, Owner { thread, value: 0 }).unwrap();
+            }
+        }
+        let tiles = map.in_tiles(2, 3).unwrap();
+        assert_eq!((tiles.rows(), tiles.cols()), (2, 2));
+        let texts: Vec<String> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(r, c)| tiles.cell(r, c).text)
+            .collect();
+        assert_eq!(texts, ["W0", "W0", "W1", "W1+1"]);
+        assert!(map.in_tiles(0, 2).is_err());
     }
 
     #[test]

@@ -59,8 +59,8 @@ impl TiledMma {
             warps,
             repeat,
         };
-        let bad = |reason: String| VizError::BadThreadMap {
-            title: tiled.name(),
+        let bad = |reason: String| VizError::BadTiling {
+            tiling: tiled.name(),
             reason,
         };
         if [warps.0, warps.1, repeat.0, repeat.1]
