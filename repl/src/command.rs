@@ -1,7 +1,8 @@
 //! Commands: the lines that start with `:`. Parsing only — the words after
-//! the command name are split at the keywords `by`, `width` and `blocks`
-//! (outside brackets), and each part is kept as a slice of the line with
-//! its offset, so that what evaluates it can point into the line.
+//! the command name are split at the command's keywords (`by`, `width`,
+//! `blocks`, `zoom`, `warps`, `repeat`, outside brackets), and each part is
+//! kept as a slice of the line with its offset, so that what evaluates it
+//! can point into the line.
 
 use graphene::diag::Span;
 use graphene::syntax::{TokenKind, tokenize};
@@ -23,13 +24,13 @@ pub const COMMANDS: [(&str, &str, &str); 12] = [
     ),
     (
         "atom",
-        "[NAME]",
-        "draw an instruction's thread-data map (ldmatrix, mma, wgmma)",
+        "[NAME] [warps MxN] [repeat MxN]",
+        "draw an instruction's thread-data map (ldmatrix, mma, wgmma), or an mma tiled over warps",
     ),
     (
         "map",
-        "%T by #G",
-        "which thread of #G owns each element of %T, and the inverse",
+        "%T by #G [zoom warp|MxN]",
+        "which thread (or warp) of #G owns each element of %T, and the inverse",
     ),
     (
         "banks",
@@ -88,6 +89,17 @@ pub struct Number {
     pub span: Span,
 }
 
+/// Two extents written `MxN` (`2x4`), and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// Along M (rows).
+    pub m: i64,
+    /// Along N (columns).
+    pub n: i64,
+    /// Its text in the line.
+    pub span: Span,
+}
+
 /// A parsed command.
 ///
 /// Rule: every argument is a slice of the line (so diagnostics about it
@@ -107,12 +119,24 @@ pub enum Command {
     },
     /// `:atom [NAME]`.
     Atom(Option<Arg>),
-    /// `:map %T by #G`.
+    /// `:atom NAME [warps MxN] [repeat MxN]` with at least one of the two:
+    /// the atom tiled over a warp grid and repeated.
+    TiledAtom {
+        /// The atom.
+        name: Arg,
+        /// The warp grid, `M x N` (default `1x1`).
+        warps: Option<Grid>,
+        /// The repeats along M and N (default `1x1`).
+        repeat: Option<Grid>,
+    },
+    /// `:map %T by #G [zoom warp|MxN]`.
     Map {
         /// The per-thread view.
         target: Arg,
         /// The threads that evaluate it.
         threads: Arg,
+        /// `zoom warp`: cells stand for warps; `zoom MxN`: for tiles.
+        zoom: Option<Arg>,
     },
     /// `:banks %T [by #G] [width N]`.
     Banks {
@@ -173,10 +197,24 @@ struct Segment {
     arg: Option<Arg>,
 }
 
-const KEYWORDS: [&str; 3] = ["by", "width", "blocks"];
+/// The keywords of each command that has some: its arguments are split at
+/// them, and at the keywords every drawing command shares (so that `by`
+/// after `:show` is refused, not read as part of its operand).
+fn keywords(command: &str) -> &'static [&'static str] {
+    match command {
+        "show" => &["blocks"],
+        "map" => &["by", "zoom"],
+        "banks" | "swizzle" => &["by", "width"],
+        "atom" => &["warps", "repeat"],
+        _ => &[],
+    }
+}
+
+/// The keywords every command with keywords splits at.
+const SHARED_KEYWORDS: [&str; 3] = ["by", "width", "blocks"];
 
 /// Splits `line[from..]` at the keywords that stand outside brackets.
-fn segments(line: &str, from: usize) -> Vec<Segment> {
+fn segments(line: &str, from: usize, keywords: &'static [&'static str]) -> Vec<Segment> {
     let rest = &line[from..];
     let tokens = tokenize(rest);
     let mut segments = vec![Segment {
@@ -202,7 +240,10 @@ fn segments(line: &str, from: usize) -> Vec<Segment> {
             ")" | "]" | "}" => depth -= 1,
             _ => {}
         }
-        let keyword = KEYWORDS.iter().find(|k| **k == text);
+        let keyword = keywords
+            .iter()
+            .chain(&SHARED_KEYWORDS)
+            .find(|k| **k == text);
         if let (Some(keyword), 0, TokenKind::Word) = (keyword, depth, token.kind) {
             close(&mut segments, first, last);
             segments.push(Segment {
@@ -287,17 +328,13 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
         });
     }
     // Only the drawing commands have keywords; elsewhere `width` is a word.
-    let parts = match canonical {
-        "show" | "map" | "banks" | "swizzle" => segments(line, args_from),
-        _ => whole(line, args_from),
+    let allowed = keywords(canonical);
+    let parts = if allowed.is_empty() {
+        whole(line, args_from)
+    } else {
+        segments(line, args_from, allowed)
     };
     for part in &parts[1..] {
-        let allowed = match canonical {
-            "show" => ["blocks"].as_slice(),
-            "map" => ["by"].as_slice(),
-            "banks" | "swizzle" => ["by", "width"].as_slice(),
-            _ => [].as_slice(),
-        };
         if !allowed.contains(&part.keyword) {
             return Err(bad(
                 canonical,
@@ -358,7 +395,22 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
         "names" => no_arguments(Command::Names),
         "save" => Ok(Command::Save(required("a file name ending in `.svg`")?)),
         "reset" => no_arguments(Command::Reset),
-        "atom" => Ok(Command::Atom(main)),
+        "atom" => {
+            let warps = value_of("warps")
+                .map(|arg| grid(&arg, canonical, "the warp grid"))
+                .transpose()?;
+            let repeat = value_of("repeat")
+                .map(|arg| grid(&arg, canonical, "the repeats"))
+                .transpose()?;
+            if warps.is_none() && repeat.is_none() {
+                return Ok(Command::Atom(main));
+            }
+            Ok(Command::TiledAtom {
+                name: required("an atom to tile")?,
+                warps,
+                repeat,
+            })
+        }
         "show" => Ok(Command::Show {
             target: required("something to draw")?,
             blocks: keyword("blocks").is_some(),
@@ -373,7 +425,11 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
                 )
                 .label("whose threads?")
             })?;
-            Ok(Command::Map { target, threads })
+            Ok(Command::Map {
+                target,
+                threads,
+                zoom: value_of("zoom"),
+            })
         }
         "banks" => Ok(Command::Banks {
             target: required("a shared tensor")?,
@@ -414,6 +470,29 @@ pub fn parse(line: &str) -> Result<Command, Failure> {
             format!("no command `:{name}`"),
             name_span,
         )),
+    }
+}
+
+/// `MxN`: two positive integers joined by `x` (or `×`), an argument of
+/// command `name`.
+pub fn grid(arg: &Arg, name: &str, what: &str) -> Result<Grid, Failure> {
+    let parts = arg
+        .text
+        .split_once(['x', '×'])
+        .and_then(|(m, n)| Some((m.trim().parse::<i64>().ok()?, n.trim().parse::<i64>().ok()?)))
+        .filter(|&(m, n)| m >= 1 && n >= 1);
+    match parts {
+        Some((m, n)) => Ok(Grid {
+            m,
+            n,
+            span: arg.span(),
+        }),
+        None => Err(bad(
+            name,
+            format!("{what} must be written MxN, e.g. `2x4`"),
+            arg.span(),
+        )
+        .label("not MxN")),
     }
 }
 
@@ -521,7 +600,27 @@ mod tests {
             Command::Map {
                 target: arg("%9[@i, 0]", 5),
                 threads: arg("#6", 18),
+                zoom: None,
             }
+        );
+        let Command::Map { zoom, .. } = parse(":map %t by #b zoom warp").unwrap() else {
+            panic!("map")
+        };
+        assert_eq!(zoom, Some(arg("warp", 19)));
+        let Command::TiledAtom {
+            name,
+            warps,
+            repeat,
+        } = parse(":atom mma.m16n8k16 warps 2x2 repeat 2x4").unwrap()
+        else {
+            panic!("tiled atom")
+        };
+        assert_eq!(name, arg("mma.m16n8k16", 6));
+        assert_eq!(warps.map(|g| (g.m, g.n)), Some((2, 2)));
+        assert_eq!(repeat.map(|g| (g.m, g.n)), Some((2, 4)));
+        assert_eq!(
+            parse(":atom ldmatrix.x4").unwrap(),
+            Command::Atom(Some(arg("ldmatrix.x4", 6)))
         );
         let Command::Banks {
             target,
@@ -583,6 +682,11 @@ mod tests {
         assert_eq!(code(":quit now"), codes::BAD_ARGUMENTS);
         assert_eq!(code(":tma %s"), codes::BAD_ARGUMENTS);
         assert_eq!(code(":tma %s %g %h"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":atom mma.m16n8k16 warps 2"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":atom mma.m16n8k16 repeat 0x4"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":atom warps 2x2"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":map %a by #b zoom"), codes::BAD_ARGUMENTS);
+        assert_eq!(code(":atom mma.m16n8k16 by #w"), codes::BAD_ARGUMENTS);
         let Err(Failure(diags)) = parse(":shwo A") else {
             panic!()
         };

@@ -44,6 +44,7 @@ pub const EXAMPLES: [(&str, &[&str]); 12] = [
             ":atom mma.m8n8k4.macro",
             ":atom ldmatrix.x4 for mma.m16n8k16.A",
             ":atom wgmma.m64n128k16 B sw128",
+            ":atom mma.m16n8k16 warps 2x2 repeat 2x4",
         ],
     ),
     (
@@ -54,6 +55,8 @@ pub const EXAMPLES: [(&str, &[&str]); 12] = [
             "(@m, @n), @r = #t.tile(8).reshape(0, [2,2 : 2,1]).indices()",
             "%row = %S.tile([8,8])[@m, @n].tile([1,8])[@r, 0]",
             ":map %row by #t",
+            ":map %row by #t zoom warp",
+            ":map %row by #t zoom 8x8",
         ],
     ),
     (
@@ -88,7 +91,10 @@ pub const EXAMPLES: [(&str, &[&str]); 12] = [
     ),
     ("save", &[":atom mma.m16n8k16.f16", ":save mma.svg"]),
     ("names", &["let A = (4,8):(1,4)", ":names"]),
-    ("set", &[":set width 120", ":set color off"]),
+    (
+        "set",
+        &[":set width 120", ":set color off", ":set colorby warp"],
+    ),
     ("reset", &[":reset"]),
     ("help", &[":help", ":help map", ":help algebra"]),
     ("quit", &[":quit"]),
@@ -195,12 +201,17 @@ fn details(name: &str) -> &'static str {
              row's address, then which thread receives each value; mma draws A, B and C/D.\n  \
              `ldmatrix.x4 for mma.m16n8k16.A` follows shared memory → registers → operand.\n  \
              `wgmma.m64nNk16 A|B [none|sw32|sw64|sw128] [mn-major]`: the byte each element of\n  \
-             the operand is read from in shared memory, and the matrix descriptor.\n"
+             the operand is read from in shared memory, and the matrix descriptor.\n  \
+             `warps MxN` lays mma.m16n8k16 over an M×N grid of warps (warp w at (w%M, w/M)),\n  \
+             `repeat MxN` repeats that tile (CuTe's TiledMMA): A left, B above, C in place,\n  \
+             thread T = 32w + lane.\n"
         }
         "map" => {
             "  The view's offset is evaluated for every thread of #G; value vE is element E of\n  \
              the thread's view (element order). Drawn on the grid of the view's buffer, then\n  \
-             thread by thread.\n"
+             thread by thread. `zoom warp` draws each element's warp (W0, W1, …) instead, for\n  \
+             tiles of up to 2^20 elements (thread cells stop at 4096); `zoom 16x16` draws a\n  \
+             cell per 16×16 tile, naming the warps that own it (W0+1: warp 0 and one more).\n"
         }
         "banks" => {
             "  Without `by`: the bank of each element. With `by`: each thread reads its view\n  \
@@ -214,12 +225,14 @@ fn details(name: &str) -> &'static str {
              `by` the warp's access before and after.\n"
         }
         "save" => {
-            "  Draws the last picture again in colour, 400 columns wide and whole down the rows,\n  \
+            "  Draws the last picture again in colour, whole (captions wrapped at 400 columns),\n  \
              and writes it as SVG: the same characters, each coloured run on a tinted box.\n"
         }
         "set" => {
             "  Grids wider than the width wrap into panels of columns (`columns A-B (of N):`);\n  \
-             grids taller than the height are cut with `… N more rows`.\n"
+             grids taller than the height are cut with `… N more rows`.\n  \
+             `:set colorby block|thread|warp|quad|value`: what the colours of the cells of :map\n  \
+             and :atom tell apart (default block; the text is the same).\n"
         }
         _ => "",
     }

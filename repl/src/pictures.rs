@@ -8,7 +8,7 @@ use graphene::ir::{self, Level};
 use graphene::layout::{Layout, Swizzle, SwizzledLayout, Tiled};
 use graphene::syntax::{TokenKind, parse_expr, tokenize};
 use graphene::viz::{
-    Style, VizError, blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place,
+    ColorBy, Style, VizError, blocks_layout, layout_grid, swizzled_grid, tiled_grid, tiles_in_place,
 };
 
 use crate::algebra::{self, Scope, Value};
@@ -25,6 +25,8 @@ pub struct Context<'a> {
     pub scope: Scope<'a>,
     /// How to draw.
     pub style: Style,
+    /// What the colours of thread-data maps tell apart.
+    pub color_by: ColorBy,
 }
 
 /// Something to draw.

@@ -14,20 +14,21 @@ use graphene::check::{self, Shown, expr_text, group_type_text, tensor_type_text}
 use graphene::compile;
 use graphene::diag::{ColorChoice, SourceMap};
 use graphene::syntax::{self, Line, MAX_NESTING, print_expr, token::too_deep, tokenize};
-use graphene::viz::{AtomName, Style, atom};
+use graphene::viz::{AtomName, ColorBy, Style, TiledMma, atom_colored_by, tiled_mma};
 
 use crate::algebra::{self, Scope, Value};
-use crate::command::{self, Arg, Command};
+use crate::command::{self, Arg, Command, Grid};
 use crate::failure::{Failure, codes, span};
 use crate::help;
 use crate::pictures::{self, Context, mentions_ir_names, view_line};
 use crate::threads;
 use crate::tma;
 
-/// The width and height a saved picture is drawn with: room for the grids
-/// the drawings draw whole (at most `viz::MAX_CELLS` cells: 64 columns of
-/// up to 6 characters), captions wrapped at the same width.
-pub const SAVED_WIDTH: usize = 400;
+/// The width and height a saved picture is drawn with: room for every
+/// column and row of the grids drawn whole (a tiled MMA of 256 columns of
+/// `T255:v127` needs 2,800 characters); captions wrap at 400 characters
+/// whatever the width (`viz::Style`).
+pub const SAVED_WIDTH: usize = 100_000;
 /// See [`SAVED_WIDTH`].
 pub const SAVED_HEIGHT: usize = 4096;
 
@@ -70,6 +71,8 @@ pub struct Session {
     bound: BTreeMap<String, Value>,
     constants: BTreeMap<String, i64>,
     style: Style,
+    /// What the colours of thread-data maps and atoms tell apart.
+    color_by: ColorBy,
     /// The last input that drew a picture (a drawing command or a layout
     /// expression), which `:save` draws again.
     last_picture: Option<String>,
@@ -89,6 +92,7 @@ impl Session {
             bound: BTreeMap::new(),
             constants: BTreeMap::new(),
             style,
+            color_by: ColorBy::default(),
             last_picture: None,
         }
     }
@@ -163,6 +167,7 @@ impl Session {
                 constants: &self.constants,
             },
             style: self.style,
+            color_by: self.color_by,
         }
     }
 
@@ -390,6 +395,7 @@ impl Session {
         let draws = match &command {
             Command::Show { .. }
             | Command::Atom(Some(_))
+            | Command::TiledAtom { .. }
             | Command::Map { .. }
             | Command::Banks { .. }
             | Command::Swizzle { .. }
@@ -412,9 +418,18 @@ impl Session {
                     Failure::new(codes::UNKNOWN_NAME, format!("{e}"), name.span())
                         .label("no such atom")
                 })?;
-                atom(atom_name, &self.style)
+                atom_colored_by(atom_name, &self.style, self.color_by)
             }
-            Command::Map { target, threads } => threads::map(&self.context(), target, threads)?,
+            Command::TiledAtom {
+                name,
+                warps,
+                repeat,
+            } => self.tiled_atom(name, *warps, *repeat)?,
+            Command::Map {
+                target,
+                threads,
+                zoom,
+            } => threads::map(&self.context(), target, threads, zoom.as_ref())?,
             Command::Banks {
                 target,
                 threads,
@@ -437,7 +452,9 @@ impl Session {
             Command::Names => self.names_text(),
             Command::Set { key, value } => self.set(key, value.as_ref())?,
             Command::Reset => {
+                let color_by = self.color_by;
                 *self = Session::new(self.style);
+                self.color_by = color_by;
                 "every name forgotten\n".to_string()
             }
         };
@@ -445,6 +462,42 @@ impl Session {
             self.last_picture = Some(input.to_string());
         }
         Ok(Reply::Text(text))
+    }
+
+    /// `:atom NAME warps MxN repeat MxN`: an `mma.m16n8k16` tiled over a
+    /// warp grid and repeated, A left, B above, C in place.
+    fn tiled_atom(
+        &self,
+        name: &Arg,
+        warps: Option<Grid>,
+        repeat: Option<Grid>,
+    ) -> Result<String, Failure> {
+        let atom_name: AtomName = name.text.parse().map_err(|e| {
+            Failure::new(codes::UNKNOWN_NAME, format!("{e}"), name.span()).label("no such atom")
+        })?;
+        let input = match atom_name {
+            AtomName::MmaM16n8k16 { input } => input,
+            AtomName::Ldmatrix { .. }
+            | AtomName::MmaCPairAsA
+            | AtomName::MmaM8n8k4
+            | AtomName::WgmmaM64nNk16 { .. } => {
+                return Err(Failure::new(
+                    codes::BAD_ARGUMENTS,
+                    format!("`{atom_name}` is not tiled: only mma.m16n8k16 is"),
+                    name.span(),
+                )
+                .label("cannot be tiled")
+                .help("e.g. `:atom mma.m16n8k16 warps 2x2 repeat 2x4`"));
+            }
+        };
+        let extents = |grid: Option<Grid>| grid.map_or((1, 1), |g| (g.m, g.n));
+        let at = warps.or(repeat).map_or(name.span(), |g| g.span);
+        let tiled = TiledMma::new(input, extents(warps), extents(repeat))
+            .and_then(|tiled| tiled_mma(&tiled, &self.style, self.color_by))
+            .map_err(|e| {
+                Failure::new(codes::CANNOT_DRAW, e.to_string(), at).label("cannot draw this")
+            })?;
+        Ok(tiled)
     }
 
     /// `:names`: every name with its value or type.
@@ -510,6 +563,16 @@ impl Session {
                 })
         };
         match key.text.as_str() {
+            "colorby" | "colourby" => {
+                self.color_by = value.text.parse().map_err(|reason: String| {
+                    Failure::new(codes::BAD_ARGUMENTS, reason, value.span())
+                        .help("e.g. `:set colorby warp`")
+                })?;
+                return Ok(format!(
+                    "thread-data maps and atoms coloured by {}\n",
+                    self.color_by
+                ));
+            }
             "width" => self.style.width = number(16)?,
             "height" => self.style.height = number(1)?,
             "color" | "colour" => {

@@ -11,8 +11,8 @@ use graphene::expr::Var;
 use graphene::ir::{self, GroupKind};
 use graphene::layout::{Layout, Swizzle, SwizzledLayout, Tuple};
 use graphene::viz::{
-    BankReport, Owner, ThreadMap, WarpAccess, bank_grid, bank_report, banks, blocks_layout,
-    swizzled_grid, thread_map,
+    BankReport, MAX_CELLS, Owner, ThreadMap, WarpAccess, bank_grid, bank_report, banks,
+    blocks_layout, element_view, swizzled_grid, thread_map,
 };
 
 use crate::command::{Arg, Number};
@@ -166,9 +166,53 @@ fn element_offsets(
     Ok(offsets)
 }
 
-/// `:map %T by #G`: element → owning thread and value number on the grid
-/// of `%T`'s buffer, and thread → its elements.
-pub fn map(ctx: &Context, target_arg: &Arg, threads: &Arg) -> Result<String, Failure> {
+/// What a cell of `:map` stands for.
+#[derive(Clone, Copy)]
+enum Zoom {
+    /// An element, labelled with its thread and value.
+    Threads,
+    /// An element, labelled with its warp (`zoom warp`).
+    Warps,
+    /// A tile of `rows × cols` elements, labelled with its warps (`zoom MxN`).
+    Tiles(usize, usize),
+}
+
+/// The zoom the word after `zoom` asks for (none: thread cells).
+fn zoom_of(zoom: Option<&Arg>) -> Result<Zoom, Failure> {
+    let Some(arg) = zoom else {
+        return Ok(Zoom::Threads);
+    };
+    if matches!(arg.text.as_str(), "warp" | "warps") {
+        return Ok(Zoom::Warps);
+    }
+    if !arg.text.contains(['x', '×']) {
+        return Err(Failure::new(
+            codes::BAD_ARGUMENTS,
+            format!("cannot zoom to `{}`", arg.text),
+            arg.span(),
+        )
+        .label("not a zoom level")
+        .help("`zoom warp` draws each element's warp (W0, W1, …); `zoom 16x16` each 16×16 tile's warps"));
+    }
+    let tile = crate::command::grid(arg, "map", "the tile")?;
+    Ok(Zoom::Tiles(tile.m as usize, tile.n as usize))
+}
+
+/// `:map %T by #G [zoom warp|MxN]`: element → owning thread and value
+/// number on the grid of `%T`'s buffer, and thread → its elements; zoomed
+/// out, element (or tile) → owning warps only, for grids of up to
+/// `MAX_MAP_CELLS`.
+pub fn map(
+    ctx: &Context,
+    target_arg: &Arg,
+    threads: &Arg,
+    zoom: Option<&Arg>,
+) -> Result<String, Failure> {
+    let zoom = zoom_of(zoom)?;
+    let in_warps = match zoom {
+        Zoom::Threads => false,
+        Zoom::Warps | Zoom::Tiles(..) => true,
+    };
     let view = tensor(ctx, target_arg)?;
     let group = group_ids(ctx, threads)?;
     let buffer = buffer(ctx, &view, target_arg)?;
@@ -188,7 +232,21 @@ pub fn map(ctx: &Context, target_arg: &Arg, threads: &Arg) -> Result<String, Fai
     elements_per_thread(&levels, group.ids.len(), target_arg)?;
     let title = format!("{} by {}, on %{}", target_arg.text, group.name, buffer.name);
     // The map bounds the grid's size before the grid is enumerated.
-    let mut owners = ThreadMap::new(title, rows, cols).map_err(|e| cannot_draw(e, target_arg))?;
+    let mut owners = if in_warps {
+        ThreadMap::large(title, rows, cols).map(ThreadMap::in_warps)
+    } else {
+        ThreadMap::new(title, rows, cols)
+    }
+    .map_err(|e| {
+        let failure = cannot_draw(e, target_arg);
+        if (rows as u64).saturating_mul(cols as u64) > MAX_CELLS && !in_warps {
+            failure
+                .help("draw it in warp cells: add `zoom warp` (or `zoom 16x16`: a cell per tile)")
+        } else {
+            failure
+        }
+    })?
+    .colored_by(ctx.color_by);
     let mut place: BTreeMap<i64, (usize, usize)> = BTreeMap::new();
     for (index, offset) in page.offsets().enumerate() {
         if place.insert(offset, (index % rows, index / rows)).is_some() {
@@ -242,7 +300,18 @@ pub fn map(ctx: &Context, target_arg: &Arg, threads: &Arg) -> Result<String, Fai
         group.ids.len(),
         group.name
     ));
-    out.push_str(&thread_map(&owners, &ctx.style));
+    // Zoomed out, no thread view: it would list every element, which
+    // zooming out is meant to avoid.
+    match zoom {
+        Zoom::Threads => out.push_str(&thread_map(&owners, &ctx.style)),
+        Zoom::Warps => out.push_str(&element_view(&owners, &ctx.style)),
+        Zoom::Tiles(rows, cols) => {
+            let tiles = owners
+                .in_tiles(rows, cols)
+                .map_err(|e| cannot_draw(e, target_arg))?;
+            out.push_str(&element_view(&tiles, &ctx.style));
+        }
+    }
     Ok(out)
 }
 

@@ -80,6 +80,8 @@ golden!(
     wgmma_operands,
     volta_macro_mma,
     ldmatrix_for_mma,
+    tiled_mma,
+    warp_zoom,
 );
 
 /// Every golden script is listed above (a new file cannot be forgotten).
@@ -110,8 +112,10 @@ fn every_script_has_a_test() {
             "section_3_3_tiles",
             "section_4_warp_groups",
             "swizzle_explained",
+            "tiled_mma",
             "tma",
             "volta_macro_mma",
+            "warp_zoom",
             "wgmma_accumulators",
             "wgmma_operands",
             "width_panels",
