@@ -53,10 +53,11 @@ impl ReplHelper {
         } else if before.trim_start().starts_with(":atom") {
             // The word under the cursor is one word of a name: names of
             // several words (`ldmatrix.x4 for mma.m16n8k16.A`) complete
-            // their first.
+            // their first; `warps` and `repeat` tile an atom.
             AtomName::all()
                 .iter()
                 .filter_map(|name| name.to_string().split(' ').next().map(str::to_string))
+                .chain(["warps", "repeat"].map(String::from))
                 .collect()
         } else if before.trim_start().starts_with(":help") {
             COMMANDS
@@ -68,7 +69,7 @@ impl ReplHelper {
             let mut pool = self.names.clone();
             pool.extend(FUNCTIONS.iter().map(|(name, _, _)| name.to_string()));
             pool.extend(IR_KEYWORDS.iter().map(ToString::to_string));
-            pool.extend(["let", "by", "width", "blocks"].map(String::from));
+            pool.extend(["let", "by", "width", "blocks", "zoom"].map(String::from));
             pool
         };
         pool.retain(|candidate| candidate.starts_with(word) && candidate != word);
@@ -281,5 +282,9 @@ mod tests {
         );
         let (_, atoms) = helper.candidates(":atom ldmatrix.x4", 17);
         assert_eq!(atoms, vec!["ldmatrix.x4.trans".to_string()]);
+        let (_, tiling) = helper.candidates(":atom mma.m16n8k16 wa", 21);
+        assert_eq!(tiling, vec!["warps".to_string()]);
+        let (_, zoom) = helper.candidates(":map %A by #warp zo", 19);
+        assert_eq!(zoom, vec!["zoom".to_string()]);
     }
 }
