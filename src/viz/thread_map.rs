@@ -22,7 +22,7 @@ pub const MAX_ATOM_CELLS: u64 = 64 * 256;
 pub const MAX_MAP_CELLS: u64 = 1 << 20;
 
 /// The threads of a warp: a cell zoomed out to warps shows thread / 32.
-const WARP: i64 = 32;
+pub(crate) const WARP: i64 = 32;
 /// The threads of a quad (lanes 4g..4g+3, the `mma` fragments' groups).
 const QUAD: i64 = 4;
 

@@ -5,12 +5,10 @@
 
 use super::atom::MmaInput;
 use super::table::{Cell, Table, caption};
-use super::thread_map::{ColorBy, MAX_MAP_CELLS, Owner, ThreadMap};
+use super::thread_map::{ColorBy, MAX_MAP_CELLS, Owner, ThreadMap, WARP};
 use super::{Style, VizError};
 use crate::atoms::{self, Fragment};
 
-/// The threads of a warp: warp `w`'s lane `l` is thread `32w + l`.
-const WARP: i64 = 32;
 /// The most warps a tiling may have: a block's 1024 threads.
 pub const MAX_TILED_WARPS: i64 = 32;
 
@@ -121,23 +119,24 @@ impl TiledMma {
         for wn in 0..wn_count {
             for wm in 0..wm_count {
                 let warp = wm + wm_count * wn;
-                let lane = |thread: i64| -> Result<i64, VizError> {
-                    Ok(WARP * warp + atom.lanes.eval(thread)?)
+                // Warp w's lane l is thread 32w + l of the tiling.
+                let thread_of = |atom_thread: i64| -> Result<i64, VizError> {
+                    Ok(WARP * warp + atom.lanes.eval(atom_thread)?)
                 };
                 for rn in 0..rn_count {
                     for rm in 0..rm_count {
                         let m0 = atom_m * (wm + wm_count * rm);
                         let n0 = atom_n * (wn + wn_count * rn);
                         let c_value = atom.c.values() * (rm + rm_count * rn);
-                        place(&mut c, &atom.c, &lane, (m0, n0), c_value)?;
+                        place(&mut c, &atom.c, &thread_of, (m0, n0), c_value)?;
                         // A and B do not depend on the other axis's repeat;
                         // placing them once per repeat of their own axis
                         // suffices (owners are kept without repeats anyway).
                         if rn == 0 {
-                            place(&mut a, &atom.a, &lane, (m0, 0), atom.a.values() * rm)?;
+                            place(&mut a, &atom.a, &thread_of, (m0, 0), atom.a.values() * rm)?;
                         }
                         if rm == 0 {
-                            place(&mut b, &atom.b, &lane, (0, n0), atom.b.values() * rn)?;
+                            place(&mut b, &atom.b, &thread_of, (0, n0), atom.b.values() * rn)?;
                         }
                     }
                 }
@@ -146,32 +145,31 @@ impl TiledMma {
         Ok(TiledMaps { a, b, c })
     }
 
-    /// What the picture shows, for its caption.
+    /// What the picture shows, for its caption; the value strides are the
+    /// atom's own fragment sizes.
     fn summary(&self) -> String {
+        let atom = atoms::mma_m16n8k16();
         let (m, n, k) = self.shape();
-        let threads = WARP * self.warps.0 * self.warps.1;
+        let (atom_m, atom_n, _) = atom.shape;
+        let (wm, wn) = self.warps;
+        let (rm, rn) = self.repeat;
+        let threads = WARP * wm * wn;
+        let (a_values, b_values, c_values) = (atom.a.values(), atom.b.values(), atom.c.values());
         format!(
-            "{}: D ({m}×{n}) = A ({m}×{k}) · B ({k}×{n}) + C by {threads} threads: the mma.m16n8k16 atom on {}×{} warps (warp w at (w % {}, w / {})), its {}×{} tile repeated {}×{} along M and N. CuTe's arrangement: A left (rows m, columns k), B above (rows k, columns n), C in place; thread T = 32w + lane. Values: C's v(E + 4·(i + {}·j)) is the atom's vE in repeat (i, j); A's v(E + 8·i) in repeat i along M (held by every warp of its row: +n more); B's v(E + 4·j) in repeat j along N (held by every warp of its column)",
-            self.name(),
-            self.warps.0,
-            self.warps.1,
-            self.warps.0,
-            self.warps.0,
-            16 * self.warps.0,
-            8 * self.warps.1,
-            self.repeat.0,
-            self.repeat.1,
-            self.repeat.0,
+            "{name}: D ({m}×{n}) = A ({m}×{k}) · B ({k}×{n}) + C by {threads} threads: the mma.m16n8k16 atom on {wm}×{wn} warps (warp w at (w % {wm}, w / {wm})), its {}×{} tile repeated {rm}×{rn} along M and N. CuTe's arrangement: A left (rows m, columns k), B above (rows k, columns n), C in place; thread T = 32w + lane. Values: C's v(E + {c_values}·(i + {rm}·j)) is the atom's vE in repeat (i, j); A's v(E + {a_values}·i) in repeat i along M (held by every warp of its row: +n more); B's v(E + {b_values}·j) in repeat j along N (held by every warp of its column)",
+            atom_m * wm,
+            atom_n * wn,
+            name = self.name(),
         )
     }
 }
 
 /// Puts every element of `fragment` into `map` at `(row, col) + at`, atom
-/// thread `i` as thread `lane(i)`, its value `e` as `e + first_value`.
+/// thread `i` as thread `thread_of(i)`, its value `e` as `e + first_value`.
 fn place(
     map: &mut ThreadMap,
     fragment: &Fragment,
-    lane: &dyn Fn(i64) -> Result<i64, VizError>,
+    thread_of: &dyn Fn(i64) -> Result<i64, VizError>,
     at: (i64, i64),
     first_value: i64,
 ) -> Result<(), VizError> {
@@ -180,7 +178,7 @@ fn place(
             (at.0 + row) as usize,
             (at.1 + col) as usize,
             Owner {
-                thread: lane(thread)?,
+                thread: thread_of(thread)?,
                 value: first_value + value,
             },
         )?;
