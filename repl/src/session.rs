@@ -480,7 +480,10 @@ impl Session {
             AtomName::Ldmatrix { .. }
             | AtomName::MmaCPairAsA
             | AtomName::MmaM8n8k4
-            | AtomName::WgmmaM64nNk16 { .. } => {
+            | AtomName::WgmmaM64nNk16 { .. }
+            | AtomName::WgmmaShared { .. }
+            | AtomName::VoltaMacro
+            | AtomName::LdmatrixForMmaA => {
                 return Err(Failure::new(
                     codes::BAD_ARGUMENTS,
                     format!("`{atom_name}` is not tiled: only mma.m16n8k16 is"),

@@ -235,7 +235,8 @@ pub fn map(
     let mut owners = if in_warps {
         ThreadMap::large(title, rows, cols).map(ThreadMap::in_warps)
     } else {
-        ThreadMap::new(title, rows, cols)
+        // Thread cells (`T12:v3`) stop at MAX_CELLS: past it, zoom out.
+        ThreadMap::bounded(title, rows, cols, MAX_CELLS)
     }
     .map_err(|e| {
         let failure = cannot_draw(e, target_arg);

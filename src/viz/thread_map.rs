@@ -145,7 +145,14 @@ impl ThreadMap {
         ThreadMap::bounded(title.into(), rows, cols, MAX_MAP_CELLS)
     }
 
-    fn bounded(title: String, rows: usize, cols: usize, most: u64) -> Result<ThreadMap, VizError> {
+    /// An empty map of at most `most` cells: a drawing that caps thread
+    /// cells lower than the atoms need (the REPL's `:map`, at `MAX_CELLS`).
+    pub fn bounded(
+        title: String,
+        rows: usize,
+        cols: usize,
+        most: u64,
+    ) -> Result<ThreadMap, VizError> {
         let cells = rows
             .checked_mul(cols)
             .filter(|&n| n >= 1 && n as u64 <= most);
