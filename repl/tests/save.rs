@@ -59,3 +59,54 @@ fn save_needs_a_picture_an_svg_name_and_a_writable_place() {
         "{svg}"
     );
 }
+
+/// Every kind of picture `:save` writes is the drawing, line for line: the
+/// wgmma accumulators at N = 256 and its shared-memory operands, Volta's
+/// macro-MMA, the linked ldmatrix → mma view, a tiled MMA, a layout in
+/// panels and a zoomed thread map.
+#[test]
+fn every_picture_saves_as_its_drawing() {
+    let inputs: &[&[&str]] = &[
+        &[":atom wgmma.m64n256k16"],
+        &[":atom wgmma.m64n128k16 B sw128"],
+        &[":atom wgmma.m64n64k16 A none"],
+        &[":atom mma.m8n8k4.macro"],
+        &[":atom ldmatrix.x4 for mma.m16n8k16.A"],
+        &[":atom mma.m16n8k16 warps 2x2 repeat 1x2"],
+        &["(4,600):(600,1)"],
+        &[
+            "%tile:[128,128 : 128,1].fp16.SH",
+            "#cta:[256].thread",
+            "@hr, @hc = #cta.tile(2).indices()",
+            "%half = %tile.tile([1,64])[@hr, @hc]",
+            ":map %half by #cta zoom warp",
+        ],
+    ];
+    for lines in inputs {
+        let mut session = Session::new(Style::default());
+        let mut plain = Session::new(Style {
+            color: false,
+            width: SAVED_WIDTH,
+            height: SAVED_HEIGHT,
+        });
+        let mut expected = String::new();
+        for line in *lines {
+            assert!(!session.eval_line(line).failed, "{line}");
+            let drawn = plain.eval_line(line);
+            assert!(!drawn.failed, "{line}: {}", drawn.errors);
+            expected = drawn.text;
+        }
+        let path = temporary("every.svg");
+        let saved = session.eval_line(&format!(":save {}", path.display()));
+        assert!(!saved.failed, "{lines:?}: {}", saved.errors);
+        let svg = std::fs::read_to_string(&path).expect("the file was written");
+        let _ = std::fs::remove_file(&path);
+        let text = svg_text(&svg);
+        assert!(
+            text.len() > 8,
+            "{lines:?}: a picture of {} lines",
+            text.len()
+        );
+        assert_eq!(text, expected.lines().collect::<Vec<_>>(), "{lines:?}");
+    }
+}
