@@ -2,7 +2,8 @@
 //! mode. Constant bounds (the interval domain) decide it against a constant
 //! extent; otherwise the coordinate is bounded by an expression over the
 //! dims (thread and block ids by their launch groups, loop variables by
-//! their bounds, the conditions of enclosing `if`s by what they guard) and
+//! their bounds, the conditions of enclosing `if`s by what they guard, from
+//! above and, for a constant minus a guarded value, from below) and
 //! compared with the extent by form: in range, out of range for every value
 //! of the dims (E0227), or a launch requirement.
 
@@ -41,6 +42,21 @@ impl Checker {
             return Some(first);
         }
         bounds.find(over_dims).or(Some(first))
+    }
+
+    /// The least value an enclosing `if` leaves `e`, where `e` is a
+    /// constant minus a guarded value: a guard `g ≤ b` (b constant) keeps
+    /// `c − g` at least `c − b` — `%order[1 − @wg]` under `if (@wg < 2)`.
+    fn guard_lower_bound(&self, e: &Expr) -> Option<i64> {
+        self.guards
+            .iter()
+            .rev()
+            .filter(|guard| guard.value.as_const().is_none())
+            .filter_map(|guard| {
+                let sum = symbolic::normalize(&Expr::add(e.clone(), guard.value.clone()));
+                Some(sum.as_const()? - guard.at_most.as_const()?)
+            })
+            .max()
     }
 
     /// An upper bound of `e` as an expression over the dims alone (thread
@@ -115,6 +131,15 @@ impl Checker {
             }
             let hi = bounds.hi().map_or(guarded, |hi| hi.min(guarded));
             bounds = Interval::new(bounds.lo(), Some(hi)).unwrap_or(bounds);
+        }
+        // And from below, where the value is a constant minus what a guard
+        // bounds (no execution reaches it if that leaves no value).
+        if let Some(least) = self.guard_lower_bound(value) {
+            if bounds.hi().is_some_and(|hi| hi < least) {
+                return;
+            }
+            let lo = bounds.lo().map_or(least, |lo| lo.max(least));
+            bounds = Interval::new(Some(lo), bounds.hi()).unwrap_or(bounds);
         }
         let extent = extent_expr.as_const();
         // Constant bounds against a constant extent decide it below; a

@@ -364,6 +364,10 @@ fn symbolic_coordinates_are_checked_against_their_extents() {
             "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M + 1; k += 1) {\n%a[k] <- Init<0.0><<<#g, #t>>>()\n}\n}",
         ),
         (
+            "a constant minus an index whose guard is one too loose",
+            "%a:[2].fp32.SH\n#g:[1].block\n#t:[4].thread\n%a <- Spec<<<#g, #t>>>() {\n@t = #t.indices()\nif (@t < 3) {\n%a[1 - @t] <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n}\n}",
+        ),
+        (
             "a guard one too loose",
             "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Init<0.0><<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 1 <= M) {\n%a[k + 1] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
         ),
@@ -380,6 +384,10 @@ fn symbolic_coordinates_are_checked_against_their_extents() {
         (
             "a guarded tile ahead (`if (k + 2 < M) { … [k + 2] }`)",
             "%a:[M].fp32.GL\n#g:[1].block\n#t:[1].thread\n%a <- Spec<<<#g, #t>>>() {\nfor (k = 0; k < M; k += 1) {\nif (k + 2 < M) {\n%a[k + 2] <- Init<0.0><<<#g, #t>>>()\n}\n}\n}",
+        ),
+        (
+            "a constant minus a guarded index (`if (@t < 2) { … [1 - @t] }`)",
+            "%a:[2].fp32.SH\n#g:[1].block\n#t:[3].thread\n%a <- Spec<<<#g, #t>>>() {\n@t = #t.indices()\nif (@t < 2) {\n%a[1 - @t] <- Init<0.0><<<#g.scalar(), #t.scalar()>>>()\n}\n}",
         ),
         (
             "a symbolic grid over its own mode",
