@@ -172,19 +172,8 @@ pub(super) fn summarise(
 pub fn layout_grid(layout: &Layout, style: &Style) -> String {
     let axes = axes(layout);
     let mut out = String::new();
-    caption(
-        &format!("{}: offset of each coordinate; {}", layout.ir(), axes.how),
-        style,
-        &mut out,
-    );
-    warn_if_not_injective(
-        layout,
-        "coordinates",
-        &|index| index.to_string(),
-        style,
-        &mut out,
-    );
-    let corner = summarise(layout, axes.rows.size * axes.cols.size, style, &mut out);
+    let title = format!("{}: offset of each coordinate; {}", layout.ir(), axes.how);
+    let corner = grid_preamble(layout, &axes, &title, style, &mut out);
     let cell = |r, c| Cell::plain((axes.rows.offset(r) + axes.cols.offset(c)).to_string());
     Table {
         rows: axes.rows.size,
@@ -201,6 +190,27 @@ pub fn layout_grid(layout: &Layout, style: &Style) -> String {
 /// Writes a warning line when `layout` gives two coordinates the same
 /// offset, naming the offset and both coordinates as `place` spells a 1-D
 /// index of `layout` (after `what`, e.g. "coordinates" or "cells").
+/// What a grid of `layout`'s coordinates writes above its cells: the
+/// caption `title`, the warning if two coordinates share an offset, and the
+/// summary of a grid past `MAX_CELLS` (whose corner it returns).
+fn grid_preamble(
+    layout: &Layout,
+    axes: &Axes,
+    title: &str,
+    style: &Style,
+    out: &mut String,
+) -> Option<u64> {
+    caption(title, style, out);
+    warn_if_not_injective(
+        layout,
+        "coordinates",
+        &|index| index.to_string(),
+        style,
+        out,
+    );
+    summarise(layout, axes.rows.size * axes.cols.size, style, out)
+}
+
 fn warn_if_not_injective(
     layout: &Layout,
     what: &str,
@@ -266,25 +276,14 @@ pub fn swizzled_grid(swizzled: &SwizzledLayout, style: &Style) -> Result<String,
     }
     let axes = axes(layout);
     let mut out = String::new();
-    caption(
-        &format!(
-            "{}: swizzled offset Sw(offset + L(c)) of each coordinate; {}",
-            swizzled.ir(),
-            axes.how
-        ),
-        style,
-        &mut out,
+    let title = format!(
+        "{}: swizzled offset Sw(offset + L(c)) of each coordinate; {}",
+        swizzled.ir(),
+        axes.how
     );
     // A swizzle permutes offsets, so the swizzled layout repeats an offset
-    // exactly where the layout does.
-    warn_if_not_injective(
-        layout,
-        "coordinates",
-        &|index| index.to_string(),
-        style,
-        &mut out,
-    );
-    let corner = summarise(layout, axes.rows.size * axes.cols.size, style, &mut out);
+    // exactly where the layout does: the layout's own warning is the one.
+    let corner = grid_preamble(layout, &axes, &title, style, &mut out);
     let sw = swizzled.swizzle();
     let target = sw.target_mask();
     let cell = |r, c| {
