@@ -495,10 +495,15 @@ fn const_def() -> BoxedStrategy<Item> {
 }
 
 fn const_def_unboxed() -> impl Strategy<Value = Item> {
-    (word(), int_expr()).prop_map(|(n, value)| {
+    let tune = prop::option::of(prop::collection::btree_set(0i64..1 << 20, 1..5));
+    (word(), int_expr(), tune).prop_map(|(n, value, tune)| {
         Item::Const(ConstDef {
             name: name(&n),
             value,
+            tune: tune.map(|values| TuneValues {
+                values: values.into_iter().map(|v| (v, D)).collect(),
+                span: D,
+            }),
             span: D,
         })
     })
@@ -560,6 +565,7 @@ fn file_unboxed() -> impl Strategy<Value = File> {
                     .map(|(constant, value)| ConstDef {
                         name: name(&constant),
                         value,
+                        tune: None,
                         span: D,
                     })
                     .collect(),

@@ -185,9 +185,12 @@ pub const PHASE_NEVER_COMPLETES: &str = "E0293";
 /// `setmaxnreg(N)` with N not a multiple of 8 in 24 to 256, or in a kernel
 /// without `max_registers` (the budget it moves from).
 pub const SETMAXNREG: &str = "E0294";
+/// A tunable constant's `tune [v, …]` list with a value twice, or whose
+/// written value is not among them.
+pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 64] = [
+pub const ALL: [&str; 65] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -252,4 +255,5 @@ pub const ALL: [&str; 64] = [
     TMA_EARLY_READ,
     PHASE_NEVER_COMPLETES,
     SETMAXNREG,
+    BAD_TUNE_VALUES,
 ];

@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, Program};
 use crate::ptx::identifier::is_reserved;
-use crate::syntax::ast::{ConstDef, File, Item, Kernel, KernelVariant, Name};
+use crate::syntax::ast::{ConstDef, File, Item, Kernel, KernelVariant, Name, TuneValues};
 
 use env::{Checker, ConstEntry};
 
@@ -456,9 +456,50 @@ impl Checker {
             );
             return None;
         }
+        if let Some(tune) = &def.tune {
+            self.tune_values(def, tune, value);
+        }
         Some(ConstEntry {
             value: define.or(value),
             span: def.name.span,
         })
+    }
+
+    /// A tunable constant's list: no value twice, the written value in it.
+    fn tune_values(&mut self, def: &ConstDef, tune: &TuneValues, value: Option<i64>) {
+        for (index, (repeated, span)) in tune.values.iter().enumerate() {
+            if let Some((_, first)) = tune.values[..index].iter().find(|(v, _)| v == repeated) {
+                self.report(
+                    Diagnostic::error(
+                        codes::BAD_TUNE_VALUES,
+                        format!("`{}` lists the value {repeated} twice", def.name.text),
+                        *span,
+                    )
+                    .with_label("listed again here")
+                    .with_secondary(*first, "first listed here")
+                    .with_help("list each legal value once"),
+                );
+                return;
+            }
+        }
+        let Some(value) = value else { return };
+        if !tune.values.iter().any(|(v, _)| *v == value) {
+            let listed: Vec<String> = tune.values.iter().map(|(v, _)| v.to_string()).collect();
+            self.report(
+                Diagnostic::error(
+                    codes::BAD_TUNE_VALUES,
+                    format!(
+                        "`{}` is {value}, which is not one of its tunable values",
+                        def.name.text
+                    ),
+                    def.value.span,
+                )
+                .with_label(format!("{value} is not in [{}]", listed.join(", ")))
+                .with_secondary(tune.span, "the values a tuner may choose")
+                .with_help(format!(
+                    "add {value} to the list, or write one of its values as the default"
+                )),
+            );
+        }
     }
 }

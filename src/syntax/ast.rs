@@ -57,14 +57,31 @@ pub struct KernelVariant {
     pub span: Span,
 }
 
-/// `const NAME = expr`: a compile-time integer, visible after its definition.
+/// `const NAME = expr [tune [v, …]]`: a compile-time integer, visible after
+/// its definition.
 #[derive(Clone, PartialEq, Debug)]
 pub struct ConstDef {
     /// The constant's name (a plain identifier).
     pub name: Name,
     /// Its value, an integer expression of earlier constants.
     pub value: IntExpr,
+    /// `tune [v, …]`: the values `ptxgen tune` may choose from; `None` for
+    /// a constant that is not tunable (and for a variant's settings).
+    pub tune: Option<TuneValues>,
     /// From `const` to the end of the value.
+    pub span: Span,
+}
+
+/// `tune [64, 128, 256]` after a constant's value: the legal values a tuner
+/// tries.
+///
+/// Rule: at least one value, no value twice, and the written value is one
+/// of them (a `--define` may still set any other).
+#[derive(Clone, PartialEq, Debug)]
+pub struct TuneValues {
+    /// Each value and its literal.
+    pub values: Vec<(i64, Span)>,
+    /// From `tune` to the closing bracket.
     pub span: Span,
 }
 

@@ -39,8 +39,8 @@ use nom::{Err, Parser};
 use crate::diag::Diagnostic;
 use error::SyntaxError as Failure;
 use lexeme::{
-    Input, PResult, State, at, at_keyword, comma_list, cut, equals, expect, ident, keyword, offset,
-    skip, span_to, sym,
+    Input, PResult, State, at, at_keyword, comma_list, cut, equals, expect, ident, int_literal,
+    keyword, offset, skip, span_to, sym,
 };
 use nom_locate::LocatedSpan;
 
@@ -289,13 +289,40 @@ fn file<'s>(input: Input<'s>, stem: &str) -> PResult<'s, File> {
     Ok((rest, File { items, span }))
 }
 
-/// `const NAME = value`.
+/// `const NAME = value [tune [v, …]]`.
 fn const_def(input: Input) -> PResult<ConstDef> {
     let input = skip(input);
     let start = offset(&input);
     let help = Some("a constant is defined as `const BM = 128`");
     let (rest, _) = keyword("const").parse(input)?;
-    named_value(start, "the constant's name", help, rest)
+    let (rest, mut def) = named_value(start, "the constant's name", help, rest)?;
+    if !at_keyword(&rest, "tune") {
+        return Ok((rest, def));
+    }
+    let (rest, tune) = tune_values(rest)?;
+    def.span = span_to(start, &rest);
+    def.tune = Some(tune);
+    Ok((rest, def))
+}
+
+/// `tune [v, …]`: a tunable constant's legal values, integer literals.
+fn tune_values(input: Input) -> PResult<TuneValues> {
+    let input = skip(input);
+    let start = offset(&input);
+    let help =
+        Some("a tunable constant lists its legal values: `const BN = 128 tune [64, 128, 256]`");
+    let (rest, _) = keyword("tune").parse(input)?;
+    let (rest, _) = cut(expect("`[`", help, sym("["))).parse(rest)?;
+    let (rest, values) =
+        cut(expect("an integer literal", help, comma_list(int_literal))).parse(rest)?;
+    let (rest, _) = cut(expect("`]`", help, sym("]"))).parse(rest)?;
+    Ok((
+        rest,
+        TuneValues {
+            values,
+            span: span_to(start, &rest),
+        },
+    ))
 }
 
 /// `NAME = int_expr` from `start` (a `const` after its keyword, or one
@@ -314,6 +341,7 @@ fn named_value<'s>(
         ConstDef {
             name,
             value,
+            tune: None,
             span: span_to(start, &rest),
         },
     ))

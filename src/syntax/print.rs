@@ -201,10 +201,15 @@ fn list<T: Display>(items: &[T], separator: &str) -> String {
         .join(separator)
 }
 
-/// `const NAME = value`.
+/// `const NAME = value`, then `tune [v, …]` for a tunable constant.
 impl Display for ConstDef {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "const {} = {}", self.name.text, self.value)
+        write!(f, "const {} = {}", self.name.text, self.value)?;
+        if let Some(tune) = &self.tune {
+            let values: Vec<String> = tune.values.iter().map(|(v, _)| v.to_string()).collect();
+            write!(f, " tune [{}]", values.join(", "))?;
+        }
+        Ok(())
     }
 }
 

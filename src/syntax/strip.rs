@@ -85,6 +85,12 @@ impl StripSpans for ConstDef {
     fn clear_spans(&mut self) {
         self.name.clear_spans();
         self.value.clear_spans();
+        if let Some(tune) = &mut self.tune {
+            for (_, span) in &mut tune.values {
+                span.clear_spans();
+            }
+            tune.span.clear_spans();
+        }
         self.span.clear_spans();
     }
 }

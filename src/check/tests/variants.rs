@@ -260,3 +260,21 @@ fn a_kernel_scope_if_on_a_dim_is_refused() {
     let codes = codes_of(&src);
     assert!(codes.contains(&codes::CONTRACT_FORM), "{codes:?}");
 }
+
+#[test]
+fn a_tunable_constant_lists_each_value_once_and_includes_its_default() {
+    let accepted = fill(
+        "const WIDE = 0 tune [0, 1]\nconst BLOCKS = 1\nconst THREADS = select(WIDE == 1, 64, 32)",
+        "[THREADS].fp32",
+        "",
+        "",
+    );
+    assert_eq!(codes_of(&accepted), Vec::<&str>::new());
+    let twice = accepted.replacen("tune [0, 1]", "tune [0, 1, 0]", 1);
+    assert_eq!(codes_of(&twice), [codes::BAD_TUNE_VALUES]);
+    let outside = accepted.replacen("tune [0, 1]", "tune [1, 2]", 1);
+    assert_eq!(codes_of(&outside), [codes::BAD_TUNE_VALUES]);
+    // A define may choose a value off the list: the list is the tuner's.
+    let file = crate::syntax::parse_file("v.gph", &accepted).expect("parses");
+    assert!(crate::check::check_file(&file, &[("WIDE".to_string(), 2)]).is_ok());
+}
