@@ -24,6 +24,7 @@ pub mod reference;
 #[cfg(feature = "cuda")]
 pub mod runtime;
 pub mod syntax;
+pub mod tune;
 pub mod viz;
 pub mod vocab;
 

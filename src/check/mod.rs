@@ -216,6 +216,24 @@ pub fn check_file_selected(
     Ok((Program { kernels: program }, diags))
 }
 
+/// The value of every constant of `file` that evaluates, with `defines`
+/// overriding (what a kernel of the file sees; a variant's own settings
+/// are not applied). Diagnostics are dropped: checking reports them.
+pub fn constant_values(file: &File, defines: &[(String, i64)]) -> BTreeMap<String, i64> {
+    let mut scope = ConstScope::new(file);
+    let mut ignored = Vec::new();
+    for item in &file.items {
+        if let Item::Const(def) = item {
+            scope.define(def, defines, &mut ignored);
+        }
+    }
+    scope
+        .consts
+        .into_iter()
+        .filter_map(|(name, entry)| entry.value.map(|value| (name, value)))
+        .collect()
+}
+
 /// A kernel body and the constants a variant sets for it.
 #[derive(Clone)]
 struct KernelBody<'f> {

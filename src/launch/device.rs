@@ -84,6 +84,19 @@ fn upload_set<'g>(
     host: &[Option<Vec<u8>>],
     set: &str,
 ) -> Result<DeviceSet<'g>, RunError> {
+    let buffers = upload_buffers(gpu, plan, host, set)?;
+    let args = set_args(gpu, plan, &buffers, set)?;
+    Ok(DeviceSet { buffers, args })
+}
+
+/// A buffer per parameter of `plan`: the filled ones uploaded, the rest
+/// poisoned.
+fn upload_buffers<'g>(
+    gpu: &'g Gpu,
+    plan: &LaunchPlan,
+    host: &[Option<Vec<u8>>],
+    set: &str,
+) -> Result<Vec<DeviceBuffer<'g>>, RunError> {
     let mut buffers = Vec::with_capacity(plan.params.len());
     for (param, bytes) in plan.params.iter().zip(host) {
         let step = |what: &str| format!("{what} {} ({} B){set}", param.name, param.bytes);
@@ -100,6 +113,17 @@ fn upload_set<'g>(
         }
         buffers.push(buffer);
     }
+    Ok(buffers)
+}
+
+/// `plan`'s arguments over `buffers` (one per parameter): the buffers, the
+/// dims, then the tensor maps encoded over them.
+fn set_args(
+    gpu: &Gpu,
+    plan: &LaunchPlan,
+    buffers: &[DeviceBuffer<'_>],
+    set: &str,
+) -> Result<Vec<KernelArg>, RunError> {
     let mut args: Vec<KernelArg> = buffers.iter().map(DeviceBuffer::arg).collect();
     // Dims were checked to be 1 ..= u32::MAX when they were parsed.
     args.extend(plan.dims.iter().map(|(_, v)| KernelArg::U32(*v as u32)));
@@ -124,7 +148,7 @@ fn upload_set<'g>(
             .map_err(in_context(plan, &step))?;
         args.push(KernelArg::TensorMap(encoded));
     }
-    Ok(DeviceSet { buffers, args })
+    Ok(args)
 }
 
 /// What the runtime encodes for one of the plan's tensor maps.
@@ -247,6 +271,96 @@ pub fn bench_kernel(
         stats,
         sets: count,
         warmup,
+    })
+}
+
+/// One configuration [`bench_plans`] times: its module and its plan.
+pub struct PlannedKernel<'m, 'g> {
+    /// The module holding the kernel.
+    pub module: &'m Module<'g>,
+    /// Its launch at the shape.
+    pub plan: &'m LaunchPlan,
+}
+
+/// Times several kernels of one problem over one set of buffers, filled
+/// once: `plans[0]`'s parameters, which every plan must share (sizes and
+/// types; grids, blocks and tensor maps may differ). A plan whose kernel
+/// accumulates into an output has that output zeroed before each launch,
+/// inside the timed interval: what `C = A·B` costs through it. Each result
+/// is that kernel's timing, or why it failed; the buffers stay usable after
+/// a kernel's launch fails only if the context survives, so the first
+/// sticky fault ends the whole run.
+pub fn bench_plans(
+    gpu: &Gpu,
+    plans: &[PlannedKernel<'_, '_>],
+    contract: Option<&Contract>,
+    seed: u64,
+    reps: usize,
+    warmup: usize,
+) -> Result<Vec<Result<Stats, RunError>>, RunError> {
+    let Some(first) = plans.first() else {
+        return Ok(Vec::new());
+    };
+    for other in plans {
+        let shared = other.plan.params.len() == first.plan.params.len()
+            && other
+                .plan
+                .params
+                .iter()
+                .zip(&first.plan.params)
+                .all(|(a, b)| a.bytes == b.bytes && a.scalar == b.scalar);
+        if !shared {
+            return Err(RunError::Runtime {
+                context: context(other.plan, "sharing buffers"),
+                error: Box::new(RuntimeError::Input(format!(
+                    "its parameters differ from those of `{}`",
+                    first.plan.kernel
+                ))),
+            });
+        }
+    }
+    let host = host_inputs(first.plan, contract, seed)?;
+    let mut buffers = upload_buffers(gpu, first.plan, &host, "")?;
+    let mut results = Vec::with_capacity(plans.len());
+    for planned in plans {
+        results.push(bench_over(gpu, planned, &mut buffers, reps, warmup));
+    }
+    Ok(results)
+}
+
+fn bench_over(
+    gpu: &Gpu,
+    planned: &PlannedKernel<'_, '_>,
+    buffers: &mut [DeviceBuffer<'_>],
+    reps: usize,
+    warmup: usize,
+) -> Result<Stats, RunError> {
+    let plan = planned.plan;
+    let kernel = planned
+        .module
+        .kernel(&plan.kernel)
+        .map_err(in_context(plan, "looking it up in the module"))?;
+    let args = set_args(gpu, plan, buffers, "")?;
+    let accumulates = matches!(plan.work, super::Work::MatMul(shape) if shape.accumulate);
+    let zeroed: Vec<usize> = if accumulates {
+        (0..plan.params.len())
+            .filter(|&i| plan.params[i].role.is_written())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let config = launch_config(plan);
+    let times = gpu
+        .time_launches(warmup, reps, || {
+            for &index in &zeroed {
+                buffers[index].fill_bytes(0)?;
+            }
+            kernel.launch_async(&config, &args)
+        })
+        .map_err(in_context(plan, "timing"))?;
+    Stats::of(&times).ok_or_else(|| RunError::Runtime {
+        context: context(plan, "timing"),
+        error: Box::new(RuntimeError::Input("no timed runs".to_string())),
     })
 }
 

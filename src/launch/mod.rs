@@ -37,7 +37,7 @@ pub use command::{
 };
 pub use cpu::{CpuRun, CpuRunError, run_kernel_cpu};
 #[cfg(feature = "cuda")]
-pub use device::{RunError, bench_kernel, run_kernel};
+pub use device::{PlannedKernel, RunError, bench_kernel, bench_plans, run_kernel};
 pub use dims::{DimArg, DimValues};
 pub use fill::{element_type, fill_bytes, host_inputs, poison_flags};
 pub use manifest::{

@@ -29,6 +29,16 @@ pub struct DeviceInfo {
     pub total_memory_bytes: u64,
     /// Shared memory one block may use after opting in (dynamic + static).
     pub max_shared_per_block_optin: u32,
+    /// Shared memory per SM.
+    pub shared_per_sm: u32,
+    /// 32-bit registers per SM.
+    pub registers_per_sm: u32,
+    /// The SM clock's peak (kHz).
+    pub clock_khz: u32,
+    /// The memory clock's peak (kHz).
+    pub memory_clock_khz: u32,
+    /// The memory bus's width in bits.
+    pub memory_bus_bits: u32,
     /// The CUDA version the driver implements, (major, minor), e.g. (12, 4).
     pub driver_version: (u32, u32),
     /// The file the loader resolved `libcuda.so.1` to, when known.
@@ -130,6 +140,11 @@ fn device_info(ordinal: i32) -> Result<DeviceInfo, RuntimeError> {
     let sm_count = attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     let max_shared_per_block_optin =
         attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+    let shared_per_sm = attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?;
+    let registers_per_sm = attribute(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?;
+    let clock_khz = attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?;
+    let memory_clock_khz = attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?;
+    let memory_bus_bits = attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?;
     let mut total: usize = 0;
     // SAFETY: `total` is a valid out-pointer.
     call("cuDeviceTotalMem_v2", unsafe {
@@ -148,6 +163,11 @@ fn device_info(ordinal: i32) -> Result<DeviceInfo, RuntimeError> {
         sm_count,
         total_memory_bytes: total as u64,
         max_shared_per_block_optin,
+        shared_per_sm,
+        registers_per_sm,
+        clock_khz,
+        memory_clock_khz,
+        memory_bus_bits,
         driver_version: (version / 1000, version % 1000 / 10),
         driver_library: driver::loaded_driver_library(),
     })
@@ -319,6 +339,11 @@ mod tests {
             sm_count: 132,
             total_memory_bytes: 85_045_870_592,
             max_shared_per_block_optin: 232_448,
+            shared_per_sm: 233_472,
+            registers_per_sm: 65_536,
+            clock_khz: 1_980_000,
+            memory_clock_khz: 2_619_000,
+            memory_bus_bits: 5120,
             driver_version: (12, 4),
             driver_library: Some(PathBuf::from("/usr/lib/x86_64-linux-gnu/libcuda.so.1")),
         }

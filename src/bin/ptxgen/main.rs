@@ -16,7 +16,12 @@
 //! ptxgen run FILE [--backend cpu|gpu] [--kernel NAME] [--dim NAME=VALUE]… [--seed S]
 //!        [--check] [--annotate]
 //! ptxgen bench FILE [--kernel NAME] [--dim NAME=VALUE]… [--reps N] [--warmup N] [--json]
+//! ptxgen tune FILE [--kernel NAME]… --dim NAME=VALUE… [--device NAME|FILE] [--top N]
+//!        [--measure]
 //! ```
+//!
+//! `tune` (`tune.rs`, docs/tuning.md) ranks a GEMM's tunable constants by
+//! the tile model; `run --tune` and `bench --tune` compile with its pick.
 //!
 //! Exit status: 0 when every file compiled, 1 when some file failed, 2 for a
 //! usage error (run: 1 when a kernel fails its check, 2 when the command
@@ -26,6 +31,7 @@ mod build;
 mod messages;
 mod output;
 mod run;
+mod tune;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +69,9 @@ enum Command {
     /// Time each kernel of a .gph file on the GPU (feature `cuda`): CUDA
     /// events over rotated input sets; TFLOP/s or GB/s.
     Bench(run::BenchArgs),
+    /// Rank a GEMM's tunable constants (`const BN = 128 tune [64, 128]`) by
+    /// the tile model at one shape; with --measure, time each on the GPU.
+    Tune(tune::TuneArgs),
 }
 
 /// What to emit.
@@ -190,6 +199,7 @@ fn main() -> ExitCode {
         Some(Command::Build(args)) => args,
         Some(Command::Run(args)) => return run::run(&args),
         Some(Command::Bench(args)) => return run::bench(&args),
+        Some(Command::Tune(args)) => return tune::tune(&args),
         None => cli.build,
     };
     match build::run(&args) {

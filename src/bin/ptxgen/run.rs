@@ -19,6 +19,7 @@ use graphene::diag::SourceMap;
 use graphene::launch::{self, Backend, BenchOptions, DimArg, RunOptions};
 use graphene::ptx::Arch;
 
+use super::tune::{DeviceArg, tuned_defines};
 use super::{Color, parse_arch, parse_define};
 
 /// How the file is compiled before it runs.
@@ -73,6 +74,19 @@ pub struct RunFlags {
     /// CPU executor's findings name the `.gph` line.
     #[arg(long)]
     pub annotate: bool,
+    #[command(flatten)]
+    pub tuning: TuneFlags,
+}
+
+/// `--tune [--device NAME|FILE]` of `run` and `bench`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TuneFlags {
+    /// Set the `--kernel`'s tunable constants to the tile model's pick at
+    /// the `--dim`s (docs/tuning.md); explicit defines stay fixed.
+    #[arg(long)]
+    pub tune: bool,
+    #[command(flatten)]
+    pub device: DeviceArg,
 }
 
 impl RunFlags {
@@ -109,6 +123,8 @@ pub struct BenchFlags {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    #[command(flatten)]
+    pub tuning: TuneFlags,
 }
 
 impl BenchFlags {
@@ -159,7 +175,15 @@ fn compile(
     args: &CompileArgs,
     annotate: bool,
     kernel: &Option<String>,
+    tuning: Option<(&TuneFlags, &[DimArg])>,
 ) -> Result<Compiled, ExitCode> {
+    let mut args = args.clone();
+    if let Some((flags, dims)) = tuning
+        && flags.tune
+    {
+        args.defines = tuned_defines(file, &args, kernel, dims, &flags.device)?;
+    }
+    let args = &args;
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|error| {
         eprintln!("error: {name}: cannot read it: {error}");
@@ -194,6 +218,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         &args.compile,
         args.options.annotate,
         &args.options.kernel,
+        Some((&args.options.tuning, &args.options.dims)),
     ) {
         Ok(compiled) => compiled,
         Err(code) => return code,
@@ -208,7 +233,14 @@ pub fn run(args: &RunArgs) -> ExitCode {
 
 /// `ptxgen bench`.
 pub fn bench(args: &BenchArgs) -> ExitCode {
-    let compiled = match compile(&args.file, &args.compile, false, &args.options.kernel) {
+    let tuning = Some((&args.options.tuning, args.options.dims.as_slice()));
+    let compiled = match compile(
+        &args.file,
+        &args.compile,
+        false,
+        &args.options.kernel,
+        tuning,
+    ) {
         Ok(compiled) => compiled,
         Err(code) => return code,
     };
