@@ -281,10 +281,11 @@ mod tests {
             );
         }
         let h100 = Device::find("h100").expect("found by match");
-        // 132 SMs at 4096 fp16 flops per clock: the datasheet's 989 TFLOP/s
-        // dense at 1830 MHz, here at the clock a GEMM holds.
+        // 132 SMs at 3200 fp16 flops per clock at 1755 MHz: 741 TFLOP/s,
+        // what the best GEMMs reach (the datasheet's 989 is at 4096 per
+        // clock and 1830 MHz).
         let peak = h100.tensor_flops("wgmma.f16").expect("Hopper has wgmma");
-        assert!((peak / 1e12 - 948.8).abs() < 1.0, "{peak}");
+        assert!((peak / 1e12 - 741.3).abs() < 1.0, "{peak}");
         assert!(
             Device::find("A100")
                 .unwrap()
