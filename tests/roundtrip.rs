@@ -339,13 +339,22 @@ fn spec_kind_unboxed() -> impl Strategy<Value = SpecKind> {
         (any::<bool>(), any::<bool>()).prop_map(|(asynchronous, masked)| SpecKind::Move {
             asynchronous,
             masked,
-            tma: false
+            tma: false,
+            add: false
+        }),
+        // `Move<add>` combines with `masked` only.
+        any::<bool>().prop_map(|masked| SpecKind::Move {
+            asynchronous: false,
+            masked,
+            tma: false,
+            add: true
         }),
         // `Move<tma>` takes no other flag.
         Just(SpecKind::Move {
             asynchronous: false,
             masked: false,
-            tma: true
+            tma: true,
+            add: false
         }),
         // One flag at most: `MatMul`, `MatMul<overwrite>`, `MatMul<async>`.
         prop_oneof![

@@ -172,7 +172,10 @@ impl Checker {
                 let last_text = self.source_text(&symbolic::normalize(&last));
                 let extent_text = self.expr_text(&bound.extent);
                 let help = match kind {
-                    SpecKind::Move { .. } => format!(
+                    SpecKind::Move { add: true, .. } => format!(
+                        "mask it, `Move<masked, add>`: elements past the end are not added into; or guard it: `if ({last_text} < {extent_text}) {{ … }}`"
+                    ),
+                    SpecKind::Move { add: false, .. } => format!(
                         "mask it, `Move<masked>` (or `Move<async, masked>`): elements past the end read as zero and are not written; or guard it: `if ({last_text} < {extent_text}) {{ … }}`"
                     ),
                     SpecKind::MatMul { .. }

@@ -82,6 +82,10 @@ pub const SWIZZLE_NOT_SHARED: &str = "E0242";
 pub const ASYNC_MOVE_MEMORY: &str = "E0243";
 /// A register tensor indexed by a value that is not known at compile time.
 pub const REGISTER_INDEX: &str = "E0244";
+/// A `Move<add>` that is not an accumulating store into global fp32
+/// elements: its output in shared memory or registers, elements of another
+/// type, a body, or the outermost spec.
+pub const ADD_MOVE: &str = "E0245";
 
 /// A kernel without a spec.
 pub const NO_SPEC: &str = "E0250";
@@ -167,6 +171,9 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
+/// A `Move<add>` into an element of the output that is also overwritten,
+/// or into the output of an outermost spec that does not accumulate.
+pub const ADD_NOT_ACCUMULATED: &str = "E0284";
 
 /// A barrier (`mbarrier`) where it cannot be: outside shared memory, as a
 /// data operand, or a barrier statement's operand that is not one barrier.
@@ -190,7 +197,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 65] = [
+pub const ALL: [&str; 67] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -222,6 +229,7 @@ pub const ALL: [&str; 65] = [
     SWIZZLE_NOT_SHARED,
     ASYNC_MOVE_MEMORY,
     REGISTER_INDEX,
+    ADD_MOVE,
     NO_SPEC,
     KERNEL_SCOPE,
     ARITY,
@@ -250,6 +258,7 @@ pub const ALL: [&str; 65] = [
     WRITTEN_TWICE,
     UNSYNCHRONISED_WRITES,
     COVERAGE_NOT_PROVED,
+    ADD_NOT_ACCUMULATED,
     MBARRIER_USE,
     TMA_FORM,
     TMA_EARLY_READ,

@@ -57,6 +57,9 @@ fn kind_refusal(kind: &ir::SpecKind) -> Option<&'static str> {
         ir::SpecKind::MatMul {
             asynchronous: true, ..
         } => Some("`MatMul<async>` is a warpgroup instruction, not a computation"),
+        ir::SpecKind::Move { add: true, .. } => Some(
+            "`Move<add>` is an atomic store instruction; a contract adds with `BinaryPointwise<add>`",
+        ),
         ir::SpecKind::Shfl { .. } => Some("`Shfl` exchanges registers between lanes"),
         ir::SpecKind::Generic => Some("the generic `Spec` has no built-in meaning"),
         ir::SpecKind::Move {

@@ -10,9 +10,15 @@
 //! `MatMul` may add into an element many times (over its reduction loop),
 //! but only from the thread that owns it — a second thread adding in is a
 //! lost update. Lanes of one collective instruction that name an element
-//! together write it once. A shared element written by two threads of a
-//! block with no `sync` between is a race. When the walk cannot decide, a
-//! note says why; nothing is rejected on a guess.
+//! together write it once. An accumulating store (`Move<add>`, an atomic
+//! read-modify-write) commutes with other such stores: any number of
+//! threads, of any blocks, may add into one element — a split K's partial
+//! sums — provided that the outermost spec accumulates (`C = C + A·B`, so
+//! the old value belongs in the sum) and that nothing overwrites the
+//! element beside the adds (whose order against them is undefined). A
+//! shared element written by two threads of a block with no `sync` between
+//! is a race. When the walk cannot decide, a note says why; nothing is
+//! rejected on a guess.
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::Var;
@@ -150,6 +156,14 @@ struct Tally<'e> {
     /// its first writer.
     first: Vec<u64>,
     double: Option<(i64, Writer, Writer)>,
+    /// Whether the outermost spec adds into its output, so that an
+    /// accumulating store's old value belongs in the sum.
+    accumulates: bool,
+    /// An accumulating store into an output the outermost spec overwrites.
+    stray_add: Option<(i64, Writer)>,
+    /// An element both added into and overwritten: the earlier and the
+    /// later write.
+    mixed: Option<(i64, Writer, Writer)>,
     /// Where each shared buffer's elements start in `last_shared`, block 0
     /// (`None` for other buffers), and the elements of one block.
     shared_start: Vec<Option<usize>>,
@@ -182,17 +196,29 @@ impl Observer for Tally<'_> {
                 .ok()
                 .and_then(|at| self.first.get_mut(at))
         {
+            let atomic = visits[visit].spec.kind.adds_atomically();
+            if atomic && !self.accumulates && *word != OUTSIDE && self.stray_add.is_none() {
+                self.stray_add = Some((offset, writer));
+            }
             match *word {
                 OUTSIDE => {}
                 UNWRITTEN => *word = pack(writer),
                 packed => {
                     let earlier = unpack(packed);
-                    let adds = visits[visit].spec.kind.accumulates();
-                    let same_thread = earlier.pair == writer.pair;
-                    // An accumulating write by the owning thread adds; anything else repeats.
-                    let repeated = !(together(earlier) || (same_thread && adds));
-                    if repeated && self.double.is_none() {
-                        self.double = Some((offset, earlier, writer));
+                    let earlier_atomic = visits[earlier.visit as usize].spec.kind.adds_atomically();
+                    if atomic || earlier_atomic {
+                        // Atomic adds commute with each other, with nothing else.
+                        if !(atomic && earlier_atomic) && self.mixed.is_none() {
+                            self.mixed = Some((offset, earlier, writer));
+                        }
+                    } else {
+                        let adds = visits[visit].spec.kind.accumulates();
+                        let same_thread = earlier.pair == writer.pair;
+                        // An accumulating write by the owning thread adds; anything else repeats.
+                        let repeated = !(together(earlier) || (same_thread && adds));
+                        if repeated && self.double.is_none() {
+                            self.double = Some((offset, earlier, writer));
+                        }
                     }
                 }
             }
@@ -310,6 +336,9 @@ fn check_sample(
         launch: &launch,
         first,
         double: None,
+        accumulates: kernel.root.kind.accumulates(),
+        stray_add: None,
+        mixed: None,
         shared_start,
         shared_per_block,
         last_shared: vec![None; shared_per_block * launch.grid],
@@ -381,6 +410,9 @@ fn check_sample(
             .with_help("check how the tiles are assigned to blocks, threads and loop iterations"),
         );
     }
+    found.extend(add_diagnostics(
+        kernel, &tally, &visits, &elements, &writer, &at,
+    ));
     let missing: Vec<usize> = (0..elements.offsets.len())
         .filter(|index| tally.first[elements.offsets[*index] as usize] == UNWRITTEN)
         .collect();
@@ -413,6 +445,59 @@ fn check_sample(
         );
     }
     Ok(found)
+}
+
+/// The faults of accumulating stores (`Move<add>`) the walk found: an add
+/// into an output the outermost spec overwrites, or an element both added
+/// into and overwritten.
+fn add_diagnostics(
+    kernel: &Kernel,
+    tally: &Tally<'_>,
+    visits: &[Visit<'_>],
+    elements: &Elements,
+    writer: &dyn Fn(Writer) -> String,
+    at: &str,
+) -> Vec<Diagnostic> {
+    let span = |who: Writer| visits[who.visit as usize].spec.span;
+    let name = |offset: i64| elements.describe(elements.index(offset).unwrap_or(0));
+    let mut found = Vec::new();
+    if let Some((offset, who)) = tally.stray_add {
+        found.push(
+            Diagnostic::error(
+                codes::ADD_NOT_ACCUMULATED,
+                format!(
+                    "`{}` is added into, but the outermost `{}` overwrites its output",
+                    name(offset),
+                    kernel.root.kind
+                ),
+                span(who),
+            )
+            .with_label(format!("an accumulating store, by {}", writer(who)))
+            .with_note(format!(
+                "the element's old value stays in the sum; only an accumulating `MatMul` (`C = C + A·B`) states that{at}"
+            ))
+            .with_help("drop `<overwrite>` from the outermost `MatMul`, or store with a plain `Move`"),
+        );
+    }
+    if let Some((offset, earlier, later)) = tally.mixed {
+        found.push(
+            Diagnostic::error(
+                codes::ADD_NOT_ACCUMULATED,
+                format!("`{}` is both added into and overwritten", name(offset)),
+                span(later),
+            )
+            .with_label(format!("written here by {}", writer(later)))
+            .with_secondary(
+                span(earlier),
+                format!("and here by {}", writer(earlier)),
+            )
+            .with_note(format!(
+                "accumulating stores (`Move<add>`) commute with each other only: the result of an overwrite beside them depends on an order no barrier sets{at}"
+            ))
+            .with_help("write the element with `Move<add>` only (the caller zeroes the output first)"),
+        );
+    }
+    found
 }
 
 /// `block B, thread T (k = 1, i = 0)`.

@@ -1,7 +1,7 @@
 //! Stage 2, check: the rules of each spec kind (docs/language.md §5) — the
 //! number of outputs and inputs, element counts of elementwise kinds,
 //! `MatMul`'s M×K·K×N→M×N, `Reduction`'s axes, `Shfl`'s warp, `Move<async>`'s
-//! memories, and which kinds must be decomposed.
+//! and `Move<add>`'s memories, and which kinds must be decomposed.
 //!
 //! Element counts are compared over the lanes of the executing group; how
 //! each operand counts there (per lane, shared, or collectively) is
@@ -301,6 +301,52 @@ impl Checker {
                 "`Move<async>` becomes `cp.async`, which reads global and writes shared memory",
             )
             .with_help("use a plain `Move` here"),
+        );
+    }
+
+    /// `Move<add>`: one accumulating store per element
+    /// (`red.global.add.f32`) — an atomic spec inside a decomposition,
+    /// whose output is global memory of fp32 elements.
+    pub(crate) fn add_move_rules(&mut self, spec: &ast::SpecStmt, output: &View, outermost: bool) {
+        let (message, span, label, help) = if outermost {
+            (
+                "`Move<add>` as the outermost spec".to_string(),
+                spec.kind_span,
+                "an accumulating store is one instruction of a body".to_string(),
+                "state what the kernel computes (an accumulating `MatMul`), and add the partial results with `Move<add>` inside its body",
+            )
+        } else if let Some(body) = &spec.body {
+            (
+                "`Move<add>` with a body".to_string(),
+                body.span,
+                "an accumulating store is one instruction per element".to_string(),
+                "drop the body: `Move<add>` is atomic",
+            )
+        } else if output.ty.memory != Memory::Global {
+            (
+                format!("`Move<add>` into {}", output.ty.memory.name()),
+                output.span,
+                format!("in {}", output.ty.memory.name()),
+                "add into registers or shared memory with `BinaryPointwise<add>`; `Move<add>` is for partial sums that several blocks add into one global tensor",
+            )
+        } else if output.ty.scalar != Scalar::Fp32 {
+            (
+                format!("`Move<add>` into {} elements", output.ty.scalar.name()),
+                output.span,
+                format!("{} elements", output.ty.scalar.name()),
+                "add into an fp32 tensor; round it to 16 bits afterwards if needed",
+            )
+        } else {
+            return;
+        };
+        self.report(
+            Diagnostic::error(codes::ADD_MOVE, message, span)
+                .with_label(label)
+                .with_note(
+                    "`Move<add>` adds each element into global memory with one atomic \
+                     `red.global.add.f32`, so that several blocks may add into one element",
+                )
+                .with_help(help),
         );
     }
 

@@ -304,6 +304,9 @@ impl Checker {
         let inputs: Checked<Vec<ir::View>> = inputs.into_iter().collect();
         if let (Ok(kind), Ok(outs), Ok(ins), Ok(group)) = (&kind, &outputs, &inputs, &threads) {
             self.spec_rules(spec, kind, outs, ins, group);
+            if kind.adds_atomically() {
+                self.add_move_rules(spec, &outs[0], outermost);
+            }
         }
         let body = spec.body.as_ref().map(|block| self.block(block));
         Ok(ir::SpecStmt {
@@ -323,10 +326,12 @@ impl Checker {
                 asynchronous,
                 masked,
                 tma,
+                add,
             } => ir::SpecKind::Move {
                 asynchronous: *asynchronous,
                 masked: *masked,
                 tma: *tma,
+                add: *add,
             },
             ast::SpecKind::MatMul {
                 overwrite,

@@ -436,8 +436,8 @@ pub struct SpecStmt {
 /// The built-in spec kinds and their contracts (docs/language.md §5).
 #[derive(Clone, PartialEq, Debug)]
 pub enum SpecKind {
-    /// `out = in`, converting the scalar type; `asynchronous` asks for
-    /// `cp.async`. Rule: a `masked` Move reads an element of the input
+    /// `out = in`, converting the scalar type (`out = out + in` with
+    /// `add`); `asynchronous` asks for `cp.async`. Rule: a `masked` Move reads an element of the input
     /// outside the input's bounds (its view's [`Bound`]s) as zero and skips
     /// an element outside the output's bounds; it is the only atomic access
     /// allowed to reach past a partial tile.
@@ -452,6 +452,16 @@ pub enum SpecKind {
         /// once, expecting the box's bytes). Elements past the tensor land
         /// as zero.
         tma: bool,
+        /// `Move<add>`: an accumulating store, `out = out + in`, each
+        /// element one atomic read-modify-write (`red.global.add.f32`), so
+        /// that several threads — of one block or of several — may add
+        /// into one element in any order. Rule: atomic (no body), inside a
+        /// decomposition, its output in global memory with fp32 elements;
+        /// combines with `masked` only. An element of the outermost spec's
+        /// output that a `Move<add>` writes is written by `Move<add>` only,
+        /// and only where that spec accumulates (`MatMul`, `C = C + A·B`):
+        /// the partial sums of a split K.
+        add: bool,
     },
     /// `C = C + A·B`, or `C = A·B` when `accumulate` is false
     /// (`MatMul<overwrite>`). Rule: an `asynchronous` MatMul (`MatMul<async>`,
@@ -495,13 +505,13 @@ pub enum SpecKind {
 }
 
 impl SpecKind {
-    /// Whether the spec adds into its output (`MatMul`, `MatMul<async>`)
-    /// rather than overwriting it.
+    /// Whether the spec adds into its output (`MatMul`, `MatMul<async>`,
+    /// `Move<add>`) rather than overwriting it.
     pub fn accumulates(&self) -> bool {
         match self {
             SpecKind::MatMul { accumulate, .. } => *accumulate,
-            SpecKind::Move { .. }
-            | SpecKind::Unary(_)
+            SpecKind::Move { add, .. } => *add,
+            SpecKind::Unary(_)
             | SpecKind::Binary(_)
             | SpecKind::Ternary(_)
             | SpecKind::Select(_)
@@ -510,6 +520,12 @@ impl SpecKind {
             | SpecKind::Init { .. }
             | SpecKind::Generic => false,
         }
+    }
+
+    /// Whether the spec is a `Move<add>`, an accumulating store whose
+    /// writes commute: several threads may add into one element.
+    pub fn adds_atomically(&self) -> bool {
+        matches!(self, SpecKind::Move { add: true, .. })
     }
 
     /// Whether the spec is a `Move<tma>`, a bulk tensor copy completing on

@@ -311,12 +311,16 @@ impl fmt::Display for SpecKind {
                 asynchronous,
                 masked,
                 tma,
-            } => f.write_str(match (asynchronous, masked, tma) {
-                (_, _, true) => "Move<tma>",
-                (false, false, false) => "Move",
-                (true, false, false) => "Move<async>",
-                (false, true, false) => "Move<masked>",
-                (true, true, false) => "Move<async, masked>",
+                add,
+            } => f.write_str(match (asynchronous, masked, tma, add) {
+                (_, _, true, _) => "Move<tma>",
+                (false, false, false, false) => "Move",
+                (true, false, false, false) => "Move<async>",
+                (false, true, false, false) => "Move<masked>",
+                (true, true, false, false) => "Move<async, masked>",
+                // The parser refuses `add` with `async`.
+                (_, false, false, true) => "Move<add>",
+                (_, true, false, true) => "Move<masked, add>",
             }),
             SpecKind::MatMul {
                 accumulate,

@@ -72,6 +72,7 @@ impl Fixture {
                 asynchronous: false,
                 masked: false,
                 tma: false,
+                add: false,
             },
             vec![self.element(dst.0, dst.1)],
             vec![self.element(src.0, src.1)],

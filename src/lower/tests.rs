@@ -17,6 +17,7 @@ fn mv() -> SpecKind {
         asynchronous: false,
         masked: false,
         tma: false,
+        add: false,
     }
 }
 
@@ -231,6 +232,7 @@ fn swizzled_copy() -> crate::ir::Kernel {
             asynchronous: true,
             masked: false,
             tma: false,
+            add: false,
         },
         vec![k.view(smem, offset.clone(), chunk(Memory::Shared, true))],
         vec![k.view(input, offset.clone(), chunk(Memory::Global, false))],

@@ -569,7 +569,7 @@ pub enum InitValue {
 /// The built-in spec kinds and their parameters (`docs/language.md` §5).
 #[derive(Clone, PartialEq, Debug)]
 pub enum SpecKind {
-    /// `Move` or `Move<async>`.
+    /// `Move`, `Move<async>`, `Move<masked>`, `Move<tma>`, `Move<add>`.
     Move {
         /// `<async>`: asks for `cp.async`.
         asynchronous: bool,
@@ -579,6 +579,9 @@ pub enum SpecKind {
         /// `<tma>`: a bulk tensor copy through the Tensor Memory
         /// Accelerator, completing on the barrier given as second input.
         tma: bool,
+        /// `<add>`: each element added into the output (an atomic
+        /// read-modify-write of global memory) instead of overwriting it.
+        add: bool,
     },
     /// `MatMul`, `MatMul<overwrite>` or `MatMul<async>`.
     MatMul {

@@ -436,12 +436,17 @@ impl Display for SpecKind {
                 asynchronous,
                 masked,
                 tma,
-            } if *asynchronous || *masked || *tma => {
-                let flags: Vec<&str> =
-                    [(*asynchronous, "async"), (*masked, "masked"), (*tma, "tma")]
-                        .into_iter()
-                        .filter_map(|(on, flag)| on.then_some(flag))
-                        .collect();
+                add,
+            } if *asynchronous || *masked || *tma || *add => {
+                let flags: Vec<&str> = [
+                    (*asynchronous, "async"),
+                    (*masked, "masked"),
+                    (*tma, "tma"),
+                    (*add, "add"),
+                ]
+                .into_iter()
+                .filter_map(|(on, flag)| on.then_some(flag))
+                .collect();
                 write!(f, "<{}>", flags.join(", "))
             }
             SpecKind::MatMul {

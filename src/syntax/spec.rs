@@ -34,7 +34,7 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
     let (rest, (name, name_span)) = word(input)?;
     let (rest, kind) = match name {
         "Move" => {
-            let (rest, flags) = flag_parameters(rest, "Move", &["async", "masked", "tma"])?;
+            let (rest, flags) = flag_parameters(rest, "Move", &["async", "masked", "tma", "add"])?;
             if flags.contains(&"tma") && flags.len() > 1 {
                 return fail(
                     Diagnostic::error(
@@ -46,12 +46,24 @@ pub(crate) fn spec_after_arrow(input: Input, outputs: Vec<Expr>, arrow: Span) ->
                     .with_help("write `Move<tma>`: it lands on its barrier, and elements past the tensor land as zero"),
                 );
             }
+            if flags.contains(&"add") && flags.contains(&"async") {
+                return fail(
+                    Diagnostic::error(
+                        codes::SPEC_PARAMS,
+                        "`Move<add>` combines with `masked` only",
+                        span_to(offset(&skip(rest)), &rest),
+                    )
+                    .with_label("an accumulating store adds registers into global memory")
+                    .with_help("write `Move<add>` or `Move<masked, add>`; `cp.async` only copies"),
+                );
+            }
             (
                 rest,
                 SpecKind::Move {
                     asynchronous: flags.contains(&"async"),
                     masked: flags.contains(&"masked"),
                     tma: flags.contains(&"tma"),
+                    add: flags.contains(&"add"),
                 },
             )
         }

@@ -149,6 +149,7 @@ fn every_spec_kind_and_its_parameters() {
                 asynchronous: true,
                 masked: false,
                 tma: false,
+                add: false,
             },
         ),
         (

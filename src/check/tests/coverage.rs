@@ -1,8 +1,10 @@
 //! Coverage: every example is proved to write its output exactly once
 //! (no error, no note), within the time a compile can afford; a kernel too
 //! large to enumerate gets the note, not an error; an accumulating
-//! `MatMul` may add into its elements from one thread only; a block
-//! reduction separates shared writes as a `sync` does.
+//! `MatMul` may add into its elements from one thread only; accumulating
+//! stores (`Move<add>`) from any threads and blocks, into an accumulating
+//! output that nothing else writes; a block reduction separates shared
+//! writes as a `sync` does.
 
 use std::time::{Duration, Instant};
 
@@ -111,5 +113,52 @@ fn a_block_reduction_is_a_barrier_and_a_warp_reduction_is_not() {
     assert_eq!(
         codes_of(&NEIGHBOURS.replace("GROUP", "#t.tile(32)")),
         [codes::UNSYNCHRONISED_WRITES]
+    );
+}
+
+/// A split K: block z multiplies k = 2z, 2z + 1 into registers, and each
+/// thread stores its row of partial sums into `%c` with `STORE`, under the
+/// outermost `ROOT`.
+const SPLIT: &str = "%a:[4, 4].fp32.GL\n%b:[4, 4].fp32.GL\n%c:[4, 4].fp32.GL\n\
+    #g:[2].block\n#t:[4].thread\n\
+    %c <- ROOT<<<#g, #t>>>(%a, %b) {\n\
+    @z = #g.indices()\n@i = #t.indices()\n\
+    #one:[].block = #g.scalar()\n#me:[].thread = #t.scalar()\n\
+    %acc:[1, 4].fp32.RF\n%acc <- Init<0.0><<<#one, #me>>>()\n\
+    for (k = 0; k < 2; k += 1) {\n for (n = 0; n < 4; n += 1) {\n\
+    %acc[0, n] <- MatMul<<<#one, #me>>>(%a[@i, 2 * @z + k], %b[2 * @z + k, n])\n}}\n\
+    EXTRA\n%c[@i, _] <- STORE<<<#one, #me>>>(%acc)\n}\n";
+
+fn split(root: &str, store: &str, extra: &str) -> Vec<&'static str> {
+    codes_of(
+        &SPLIT
+            .replace("ROOT", root)
+            .replace("STORE", store)
+            .replace("EXTRA", extra),
+    )
+}
+
+#[test]
+fn blocks_add_partial_sums_into_an_accumulating_output() {
+    // Both blocks add into every element: a split K, covered.
+    assert_eq!(split("MatMul", "Move<add>", ""), Vec::<&str>::new());
+    assert_eq!(split("MatMul", "Move<masked, add>", ""), Vec::<&str>::new());
+    // The same stores overwriting: the second block's is a double write.
+    assert_eq!(split("MatMul", "Move", ""), [codes::WRITTEN_TWICE]);
+}
+
+#[test]
+fn an_add_needs_an_output_that_accumulates_and_nothing_else_writing_it() {
+    // The contract `C = A·B` has no place for the old value an add keeps.
+    assert_eq!(
+        split("MatMul<overwrite>", "Move<add>", ""),
+        [codes::ADD_NOT_ACCUMULATED]
+    );
+    // Block 0 overwrites row 0 first, then both blocks add into it: the
+    // result depends on the blocks' order.
+    let overwrite = "if (@z == 0 && @i == 0) { %c[0, _] <- Move<<<#one, #me>>>(%acc) }";
+    assert_eq!(
+        split("MatMul", "Move<add>", overwrite),
+        [codes::ADD_NOT_ACCUMULATED]
     );
 }

@@ -71,7 +71,8 @@ fn ldmatrix_move_checks_and_launches_one_warp() {
         SpecKind::Move {
             asynchronous: false,
             masked: false,
-            tma: false
+            tma: false,
+            add: false
         }
     );
     let kinds: Vec<BufferKind> = k.buffers.iter().map(|b| b.kind).collect();

@@ -483,3 +483,34 @@ fn a_bulk_copy_needs_a_destination_of_the_box_shape() {
     assert_eq!(codes_of(&copy("[128, 64 : 64, 1]")), Vec::<&str>::new());
     assert_eq!(codes_of(&copy("[64, 64 : 64, 1]")), [codes::TMA_FORM]);
 }
+
+#[test]
+fn an_accumulating_store_adds_into_global_fp32_elements_only() {
+    let decls = "%g:[32].fp32.GL\n%h:[32].fp16.GL\n%s:[32].fp32.SH\n%r:[1].fp32.RF";
+    let add = |body: &str| codes_of(&kernel_with(decls, &format!("@i = #t.indices()\n{body}")));
+    assert_eq!(
+        add("%g[@i] <- Move<add><<<#b, #t.scalar()>>>(%r)"),
+        Vec::<&str>::new()
+    );
+    for (what, body) in [
+        (
+            "shared memory",
+            "%s[@i] <- Move<add><<<#b, #t.scalar()>>>(%r)",
+        ),
+        ("registers", "%r <- Move<add><<<#b, #t.scalar()>>>(%g[@i])"),
+        (
+            "fp16 elements",
+            "%h[@i] <- Move<add><<<#b, #t.scalar()>>>(%r)",
+        ),
+        ("a body", "%g <- Move<add><<<#b, #t>>>(%s) {}"),
+    ] {
+        assert_eq!(add(body), [codes::ADD_MOVE], "{what}");
+    }
+    // Nor is it a kernel's meaning, or a contract's step.
+    let outermost = "%x:[32].fp32.GL\n%y:[32].fp32.GL\n#b:[1].block\n#t:[32].thread\n\
+                     %y <- Move<add><<<#b, #t>>>(%x) {\n}\n";
+    assert_eq!(codes_of(outermost), [codes::ADD_MOVE]);
+    let contract = "%x:[32].fp32.GL\n%y:[32].fp32.GL\ncontract {\n%y <- Move<add>(%x)\n}\n\
+                    #b:[1].block\n#t:[32].thread\n%y <- Spec<<<#b, #t>>>(%x) {\n}\n";
+    assert_eq!(codes_of(contract), [codes::CONTRACT_FORM]);
+}

@@ -52,6 +52,7 @@ fn mv() -> SpecKind {
         asynchronous: false,
         masked: false,
         tma: false,
+        add: false,
     }
 }
 
@@ -348,6 +349,7 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
             asynchronous: true,
             masked: false,
             tma: false,
+            add: false,
         },
         Unit::Thread,
         vec![chunk(Memory::Shared, aligned.clone())],
@@ -362,6 +364,7 @@ fn cp_async_needs_ampere_and_aligned_shared_chunks() {
             asynchronous: true,
             masked: false,
             tma: false,
+            add: false,
         },
         Unit::Thread,
         vec![chunk(Memory::Shared, shifted)],
