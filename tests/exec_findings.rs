@@ -385,3 +385,43 @@ fn consumers_that_do_not_take_turns_pass_a_parity_wait_early() {
     assert!(error.contains("deadlocks"), "{error}");
     assert!(error.contains("mbarrier.try_wait.parity"), "{error}");
 }
+
+/// Every thread of every block adds 1 + its thread id into element
+/// `tid % 4` of a 4-element buffer: `red.global.add.f32` by thread 0 and a
+/// `red.global.add.v2.f32` by the others (element pair `tid % 2`), and one
+/// thread reaches past the end (`bad`), which is reported and not written.
+const RED: &str = ".version 8.1\n.target sm_90\n.address_size 64\n\
+.visible .entry red(.param .u64 out, .param .u32 bad)\n{\n\
+    .reg .pred %p<3>;\n    .reg .b32 %r<4>;\n    .reg .f32 %f<3>;\n    .reg .b64 %rd<4>;\n\
+    ld.param.u64 %rd1, [out];\n    cvta.to.global.u64 %rd1, %rd1;\n\
+    ld.param.u32 %r3, [bad];\n\
+    mov.u32 %r1, %tid.x;\n    cvt.rn.f32.u32 %f1, %r1;\n    add.f32 %f1, %f1, 0f3F800000;\n\
+    mov.f32 %f2, 0f3F800000;\n\
+    setp.eq.u32 %p1, %r1, 0;\n\
+    @%p1 red.global.add.f32 [%rd1], %f1;\n\
+    and.b32 %r2, %r1, 1;\n    mul.wide.u32 %rd2, %r2, 8;\n    add.s64 %rd3, %rd1, %rd2;\n\
+    @!%p1 red.global.add.v2.f32 [%rd3], {%f1, %f2};\n\
+    setp.eq.u32 %p2, %r1, %r3;\n\
+    @%p2 red.global.add.f32 [%rd1+16], %f1;\n\
+    ret;\n}\n";
+
+#[test]
+fn accumulating_stores_add_from_every_block_and_stay_in_bounds() {
+    let start = floats([10.0, 20.0, 30.0, 40.0].into_iter());
+    let args = [Arg::Buffer(start), Arg::U32(5)];
+    let report = exec::run_kernel(RED, "red", 2, 8, 0, &args).expect("runs");
+    let sums = as_floats(&report.outputs[0]);
+    // Per block: thread 0 adds 1 to element 0; odd threads (2, 4, 6, 8)
+    // add into elements 2 and 3, even ones (3, 5, 7) into 0 and 1.
+    let per_block = [1.0 + 15.0, 3.0, 20.0, 4.0];
+    let expected: Vec<f32> = [10.0, 20.0, 30.0, 40.0]
+        .iter()
+        .zip(per_block)
+        .map(|(start, add)| start + 2.0 * add)
+        .collect();
+    assert_eq!(sums, expected);
+    let past = only(&report, |kind| {
+        matches!(kind, FindingKind::GlobalOutOfBounds { .. })
+    });
+    assert_eq!(past.instruction, "@%p2 red.global.add.f32 [%rd1+16], %f1");
+}

@@ -359,3 +359,42 @@ fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
         }
     }
 }
+
+/// A split K over two blocks: each thread adds its row's four partial sums
+/// into C with `Move<add>`.
+const SPLIT_ROWS: &str = "
+kernel split_rows {
+    %a:[4, 4 : 4, 1].fp32.GL
+    %b:[4, 4 : 4, 1].fp32.GL
+    %c:[4, 4 : 4, 1].fp32.GL
+    #g:[2].block
+    #t:[4].thread
+    %c <- MatMul<<<#g, #t>>>(%a, %b) {
+        @z = #g.indices()
+        @i = #t.indices()
+        #one:[].block = #g.scalar()
+        #me:[].thread = #t.scalar()
+        %acc:[1, 4].fp32.RF
+        %acc <- Init<0.0><<<#one, #me>>>()
+        for (k = 0; k < 2; k += 1) {
+            for (n = 0; n < 4; n += 1) {
+                %acc[0, n] <- MatMul<<<#one, #me>>>(%a[@i, 2 * @z + k], %b[2 * @z + k, n])
+            }
+        }
+        %c[@i, _] <- Move<add><<<#one, #me>>>(%acc)
+    }
+}
+";
+
+#[test]
+fn an_accumulating_store_is_one_vector_red_on_hopper_and_one_per_element_before() {
+    let count = |text: &str, op: &str| text.lines().filter(|l| l.contains(op)).count();
+    let hopper = lower("split_rows.gph", SPLIT_ROWS, Some(Arch::Sm90));
+    let hopper = hopper.to_ptx().unwrap();
+    assert_eq!(count(&hopper, "red.global.add.v4.f32"), 1, "{hopper}");
+    assert!(hopper.contains(".version 8.1"), "{hopper}");
+    let ampere = lower("split_rows.gph", SPLIT_ROWS, Some(Arch::Sm80));
+    let ampere = ampere.to_ptx().unwrap();
+    assert_eq!(count(&ampere, "red.global.add.f32"), 4, "{ampere}");
+    assert_eq!(count(&ampere, ".v4"), 0, "{ampere}");
+}

@@ -260,6 +260,14 @@ pub enum Op {
     /// `atom.global.add` (any ordering and scope): the old value to the
     /// destination, the sum to memory.
     AtomAdd(Ty),
+    /// `red.global.add[.v2|.v4].f32 [a], b`: each of `count` fp32 elements
+    /// of memory gets the register's value added, subnormal inputs and
+    /// results flushed to zero (as the hardware's `RED.ADD.F32.FTZ.RN`);
+    /// no destination register.
+    RedAddF32 {
+        /// 1, 2 or 4 elements.
+        count: u32,
+    },
     Shfl(ShflMode),
     Bar,
     Bra,
@@ -408,6 +416,12 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "ld" if has("global") && (has("acquire") || has("relaxed") || has("volatile")) => {
             last_ty(&parts).map(Op::Poll)
         }
+        "red" if has("global") && has("add") => last_ty(&parts)
+            .filter(|ty| *ty == Ty::F32)
+            .map(|_| Op::RedAddF32 {
+                count: number_after(&parts, "v").unwrap_or(1),
+            })
+            .filter(|op| matches!(op, Op::RedAddF32 { count: 1 | 2 | 4 })),
         "atom" if has("global") && has("add") => last_ty(&parts)
             .filter(|ty| matches!(ty, Ty::U32 | Ty::S32 | Ty::B32))
             .map(Op::AtomAdd),

@@ -1,7 +1,8 @@
-//! CPU executor: loads, stores and asynchronous copies — parameter, global
-//! and shared state spaces, scalar and vector; every shared access checked
-//! for bounds, unwritten bytes, pending `cp.async` data and races, and each
-//! warp's shared instruction measured for bank conflicts.
+//! CPU executor: loads, stores, accumulating stores (`red.global.add.f32`)
+//! and asynchronous copies — parameter, global and shared state spaces,
+//! scalar and vector; every global access checked for bounds, every shared
+//! one for bounds, unwritten bytes, pending `cp.async` data and races, and
+//! each warp's shared instruction measured for bank conflicts.
 
 use std::collections::{HashMap, HashSet};
 
@@ -45,6 +46,16 @@ pub fn bank_degree(accesses: &[(u32, u64, u32)]) -> u32 {
         }
     }
     words.values().map(|w| w.len() as u32).max().unwrap_or(1)
+}
+
+/// A subnormal fp32 value as the zero of its sign, as `red.add.f32` reads
+/// and writes them.
+fn flush(value: f32) -> f32 {
+    if value.is_subnormal() {
+        0.0f32.copysign(value)
+    } else {
+        value
+    }
 }
 
 /// Where an address operand points.
@@ -231,6 +242,35 @@ impl Block<'_, '_> {
                     let sum = old.wrapping_add(add).to_le_bytes();
                     self.global_write(t, pc, address, &sum[..width as usize]);
                     self.write_reg(t, dest, old);
+                }
+                Op::RedAddF32 { count } => {
+                    let operands = &self.instr(pc).operands;
+                    let Place::Memory(address) = self.place(t, pc, &operands[0])? else {
+                        return Err(self.operands(pc, "an accumulating store into global memory"));
+                    };
+                    let sources = match &operands[1] {
+                        Operand::Vector(items) => items.clone(),
+                        single => vec![single.clone()],
+                    };
+                    if sources.len() != count as usize {
+                        return Err(self.operands(pc, "the vector width does not match the opcode"));
+                    }
+                    let mut adds = Vec::with_capacity(sources.len());
+                    for source in &sources {
+                        adds.push(f32::from_bits(self.value(t, pc, source)? as u32));
+                    }
+                    // Out of bounds: reported by the read, nothing written.
+                    if let Some(old) = self.global_read(t, pc, address, 4 * count) {
+                        let sums: Vec<u8> = old
+                            .chunks(4)
+                            .zip(&adds)
+                            .flat_map(|(word, add)| {
+                                let old = f32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                                flush(flush(old) + flush(*add)).to_le_bytes()
+                            })
+                            .collect();
+                        self.global_write(t, pc, address, &sums);
+                    }
                 }
                 Op::St { space, ty, count } => {
                     let operands = &self.instr(pc).operands;

@@ -24,9 +24,12 @@ impl Block<'_, '_> {
         enabled: &[u32],
     ) -> Result<(), ExecError> {
         match op {
-            Op::Ld { .. } | Op::St { .. } | Op::CpAsync { .. } | Op::Poll(_) | Op::AtomAdd(_) => {
-                self.memory(pc, op, enabled)
-            }
+            Op::Ld { .. }
+            | Op::St { .. }
+            | Op::CpAsync { .. }
+            | Op::Poll(_)
+            | Op::AtomAdd(_)
+            | Op::RedAddF32 { .. } => self.memory(pc, op, enabled),
             Op::CpAsyncCommit | Op::CpAsyncWait(_) | Op::CpAsyncWaitAll => {
                 for &t in enabled {
                     self.copy_group(t, op);
@@ -154,6 +157,7 @@ impl Block<'_, '_> {
             | Op::Fence
             | Op::Poll(_)
             | Op::AtomAdd(_)
+            | Op::RedAddF32 { .. }
             | Op::Shfl(_)
             | Op::Bar
             | Op::Bra

@@ -115,25 +115,7 @@ pub fn check(
             ),
         ));
     }
-    if let Some(bound) = bounded.bounds.iter().find(|bound| step(bound).is_none()) {
-        return Err(Reject::new(
-            Progress::Layout,
-            format!(
-                "masks a prefix of the {}'s elements; along a partial mode its coordinates are {}, \
-                 neither all equal nor consecutive",
-                bounded.role,
-                bound
-                    .coordinates
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-        .with_help(
-            "give each masked move elements that run along the partial mode, or one element",
-        ));
-    }
+    prefix_bounds(bounded)?;
     if other.memory == Memory::Registers {
         if other.scalar.bytes() == 2 && bytes >= 4 {
             other
@@ -144,6 +126,29 @@ pub fn check(
         check_access(bytes, other)?;
     }
     Ok(Plan::Memory(super::memory::MemoryPlan::new(pattern)))
+}
+
+/// The elements of `bounded` that exist are a prefix of it: along each
+/// bound they step by one coordinate per element or all share one.
+pub(super) fn prefix_bounds(bounded: &OperandInfo) -> Result<(), Reject> {
+    let Some(bound) = bounded.bounds.iter().find(|bound| step(bound).is_none()) else {
+        return Ok(());
+    };
+    Err(Reject::new(
+        Progress::Layout,
+        format!(
+            "masks a prefix of the {}'s elements; along a partial mode its coordinates are {}, \
+             neither all equal nor consecutive",
+            bounded.role,
+            bound
+                .coordinates
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+    .with_help("give each masked move elements that run along the partial mode, or one element"))
 }
 
 impl KernelLowering<'_, '_> {
@@ -193,7 +198,11 @@ impl KernelLowering<'_, '_> {
             MemoryPattern::Load { .. } | MemoryPattern::Store { .. } if bounded.count == 1 => {
                 self.move_elements(pattern, out, input, valid)
             }
-            MemoryPattern::Store { .. } => self.predicated_store(out, input, valid, proven),
+            MemoryPattern::Store { .. } => {
+                self.predicated_store(out, input, valid, proven, &|count, class| {
+                    access_name("st", Memory::Global, count, class)
+                })
+            }
             MemoryPattern::Load { .. } => {
                 let whole = self.out.reg(RegClass::Pred);
                 self.out.emit(
@@ -245,13 +254,16 @@ impl KernelLowering<'_, '_> {
     /// A masked store of several elements with predicates and no branch
     /// (an epilogue stores many): the vector store under `valid == n` (and
     /// alignment, where not proven), each element's store under
-    /// `e < valid` and not that.
-    fn predicated_store(
+    /// `e < valid` and not that. `name` gives the store instruction of
+    /// `count` registers of a class (`st.global…`, or `red.global.add…`
+    /// for an accumulating store).
+    pub(super) fn predicated_store(
         &mut self,
         out: &OperandInfo,
         input: &OperandInfo,
         valid: Reg,
         proven: bool,
+        name: &dyn Fn(usize, RegClass) -> String,
     ) -> Result<(), LowerError> {
         let count = out.count;
         let fast = self.out.reg(RegClass::Pred);
@@ -272,7 +284,7 @@ impl KernelLowering<'_, '_> {
         };
         self.out.emit_guarded(
             Guard::when(fast),
-            &access_name("st", Memory::Global, words.len(), words[0].class),
+            &name(words.len(), words[0].class),
             vec![address.into(), vector],
         )?;
         let values = if out.scalar.bytes() == 2 {
@@ -289,7 +301,7 @@ impl KernelLowering<'_, '_> {
             let destination = self.address(out, e)?;
             self.out.emit_guarded(
                 Guard::when(exists),
-                &access_name("st", Memory::Global, 1, value.class),
+                &name(1, value.class),
                 vec![destination.into(), (*value).into()],
             )?;
         }
@@ -324,7 +336,7 @@ impl KernelLowering<'_, '_> {
     /// each bound's end (`extent − coordinate of element 0`, clamped to
     /// `0 ..= count`), or 0 where a bound with one coordinate for all of
     /// them is passed.
-    fn valid_count(&mut self, op: &OperandInfo) -> Result<Reg, LowerError> {
+    pub(super) fn valid_count(&mut self, op: &OperandInfo) -> Result<Reg, LowerError> {
         let count = op.count as i64;
         let mut valid: Option<Reg> = None;
         for bound in &op.bounds {
@@ -425,7 +437,11 @@ impl KernelLowering<'_, '_> {
     }
 
     /// A predicate per element: element `e` exists (`e < valid`).
-    fn element_predicates(&mut self, count: usize, valid: Reg) -> Result<Vec<Reg>, LowerError> {
+    pub(super) fn element_predicates(
+        &mut self,
+        count: usize,
+        valid: Reg,
+    ) -> Result<Vec<Reg>, LowerError> {
         (0..count)
             .map(|e| {
                 let exists = self.out.reg(RegClass::Pred);

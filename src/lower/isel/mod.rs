@@ -15,6 +15,7 @@ mod masked;
 mod matrix;
 mod memory;
 mod pointwise;
+mod reduce;
 mod values;
 mod warp;
 mod wgmma;
@@ -113,6 +114,8 @@ pub enum Family {
     Move,
     /// `Move<async>`.
     AsyncMove,
+    /// `Move<add>` (and `Move<masked, add>`).
+    AddMove,
     /// `MatMul`, `MatMul<overwrite>`.
     MatMul,
     /// `MatMul<async>`.
@@ -130,12 +133,16 @@ pub enum Family {
 /// The family of a spec kind; `None` for the generic `Spec`.
 pub fn family_of(kind: &SpecKind) -> Option<Family> {
     match kind {
+        SpecKind::Move { add: true, .. } => Some(Family::AddMove),
         SpecKind::Move {
             asynchronous: false,
+            add: false,
             ..
         } => Some(Family::Move),
         SpecKind::Move {
-            asynchronous: true, ..
+            asynchronous: true,
+            add: false,
+            ..
         } => Some(Family::AsyncMove),
         SpecKind::MatMul {
             asynchronous: false,
@@ -169,6 +176,8 @@ pub enum Pattern {
     Warp(warp::WarpPattern),
     /// Hopper's warpgroup multiply from shared memory.
     Wgmma(wgmma::WgmmaPattern),
+    /// Accumulating stores into global memory (`red.global.add`).
+    Reduce(reduce::ReducePattern),
 }
 
 /// What an accepted pattern will emit.
@@ -186,6 +195,8 @@ pub enum Plan {
     Warp(warp::WarpPlan),
     /// A warpgroup multiply's plan.
     Wgmma(wgmma::WgmmaPlan),
+    /// An accumulating store's plan: the pattern says it all.
+    Reduce(reduce::ReducePattern),
 }
 
 impl Pattern {
@@ -198,6 +209,7 @@ impl Pattern {
             Pattern::Arith(p) => p.name(),
             Pattern::Warp(p) => p.name(),
             Pattern::Wgmma(p) => p.name(),
+            Pattern::Reduce(p) => p.name(),
         }
     }
 
@@ -210,6 +222,7 @@ impl Pattern {
             Pattern::Arith(p) => p.family(),
             Pattern::Warp(p) => p.family(),
             Pattern::Wgmma(p) => p.family(),
+            Pattern::Reduce(p) => p.family(),
         }
     }
 
@@ -222,6 +235,7 @@ impl Pattern {
             Pattern::Arith(p) => p.needs(),
             Pattern::Warp(_) => Sm(70),
             Pattern::Wgmma(p) => p.needs(),
+            Pattern::Reduce(p) => p.needs(),
         }
     }
 
@@ -241,6 +255,7 @@ impl Pattern {
             Pattern::Arith(p) => p.check(request),
             Pattern::Warp(p) => p.check(request),
             Pattern::Wgmma(p) => p.check(request),
+            Pattern::Reduce(p) => p.check(request),
         }?;
         match request.arch {
             Some(arch) if arch.sm() < self.needs() => Err(Reject::new(
@@ -269,6 +284,7 @@ fn build_catalogue() -> Vec<Pattern> {
     all.extend(convert::patterns().into_iter().map(Pattern::Convert));
     all.extend(arith::patterns().into_iter().map(Pattern::Arith));
     all.extend(warp::patterns().into_iter().map(Pattern::Warp));
+    all.extend(reduce::patterns().into_iter().map(Pattern::Reduce));
     all
 }
 
@@ -420,10 +436,16 @@ pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<()
         Plan::Arith(plan) => arith::emit(lowering, &request, plan),
         Plan::Warp(plan) => warp::emit(lowering, &request, plan),
         Plan::Wgmma(plan) => wgmma::emit(lowering, &request, plan),
+        Plan::Reduce(plan) => reduce::emit(lowering, &request, plan),
     };
     match plan {
         Plan::Wgmma(_) => {}
-        Plan::Memory(_) | Plan::Convert(_) | Plan::Matrix(_) | Plan::Arith(_) | Plan::Warp(_) => {
+        Plan::Memory(_)
+        | Plan::Convert(_)
+        | Plan::Matrix(_)
+        | Plan::Arith(_)
+        | Plan::Warp(_)
+        | Plan::Reduce(_) => {
             lowering.wgmma_batch_open = false;
             if request
                 .outputs
