@@ -162,3 +162,18 @@ fn an_add_needs_an_output_that_accumulates_and_nothing_else_writing_it() {
         [codes::ADD_NOT_ACCUMULATED]
     );
 }
+
+#[test]
+fn the_split_k_example_is_refused_with_plain_stores() {
+    let path = format!(
+        "{}/examples/gemm_f16_tma_sm90.gph",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = std::fs::read_to_string(path).expect("example");
+    assert!(src.contains("Move<masked, add>"));
+    assert_eq!(codes_of(&src), Vec::<&str>::new());
+    assert_eq!(
+        codes_of(&src.replace("Move<masked, add>", "Move<masked>")),
+        [codes::WRITTEN_TWICE]
+    );
+}
