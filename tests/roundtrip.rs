@@ -698,3 +698,23 @@ fn examples_parse_as_bare_statements_too() {
         "the two paper listings are one-kernel files"
     );
 }
+
+#[test]
+fn move_flags_print_in_one_order_and_add_combines_with_masked_only() {
+    let spec = |flags: &str| format!("%o <- Move<{flags}><<<#b, #t>>>(%i)\n");
+    for (written, printed) in [
+        ("add", "Move<add>"),
+        ("add, masked", "Move<masked, add>"),
+        ("masked, add", "Move<masked, add>"),
+    ] {
+        let tree = strip_spans(parse_file("m.gph", &spec(written)).expect("parses"));
+        let text = print_file(&tree);
+        assert!(text.contains(printed), "{written}: {text}");
+        let again = strip_spans(parse_file("m.gph", &text).expect("reparses"));
+        assert_eq!(again, tree, "{written}");
+    }
+    for refused in ["async, add", "add, tma", "add, add"] {
+        let errors = parse_file("m.gph", &spec(refused)).expect_err(refused);
+        assert_eq!(errors[0].code, "E0110", "{refused}");
+    }
+}

@@ -707,3 +707,36 @@ fn a_broadcast_input_is_loaded_as_its_distinct_elements() {
         "{reasons:?}"
     );
 }
+
+#[test]
+fn accumulating_stores_take_the_widest_red_the_target_has() {
+    let add = SpecKind::Move {
+        asynchronous: false,
+        masked: false,
+        tma: false,
+        add: true,
+    };
+    let pair = |scalar, memory, base| view(vec![col_major(&[2])], scalar, memory, base);
+    let out = pair(Scalar::Fp32, Memory::Global, Expr::mul(tid(), 2.into()));
+    let regs = pair(Scalar::Fp32, Memory::Registers, Expr::Const(0));
+    let mut r = request(
+        add.clone(),
+        Unit::Thread,
+        vec![out.clone()],
+        vec![regs.clone()],
+    );
+    assert_eq!(names_of(&r).unwrap(), "red.global.add.v2.f32");
+    r.arch = Some(crate::ptx::Arch::Sm80);
+    assert_eq!(names_of(&r).unwrap(), "red.global.add.f32 (each element)");
+    // Plain stores are not candidates, nor is an fp16 sum.
+    let half = pair(Scalar::Fp16, Memory::Global, Expr::mul(tid(), 2.into()));
+    let halves = pair(Scalar::Fp16, Memory::Registers, Expr::Const(0));
+    let no = select(&request(add, Unit::Thread, vec![half], vec![halves])).unwrap_err();
+    assert!(
+        no.candidates
+            .iter()
+            .all(|c| c.name.starts_with("red.global.add") && c.reason.contains("fp32")),
+        "{:#?}",
+        no.candidates
+    );
+}
