@@ -89,9 +89,10 @@ fn plan_and_predict(
 }
 
 /// What the model reads of a configuration: its tile from the constants
-/// `BM`, `BN`, `BK` (`STAGES`, `SPLITS`, `WM`, `WN` where defined), the
-/// problem from its `MatMul` contract, the instruction family from its
-/// PTX, the rest from the plan and `ptxas`.
+/// `BM`, `BN`, `BK` (`STAGES`, `WM`, `WN` where defined), the problem from
+/// its `MatMul` contract, the K-slices from its grid (blocks per output
+/// tile), the instruction family from its PTX, the rest from the plan and
+/// `ptxas`.
 pub fn facts(candidate: &Candidate, plan: &LaunchPlan) -> Result<GemmFacts, String> {
     let Work::MatMul(shape) = plan.work else {
         return Err(format!(
@@ -132,13 +133,18 @@ pub fn facts(candidate: &Candidate, plan: &LaunchPlan) -> Result<GemmFacts, Stri
             .find(|p| p.role.is_written() == role_written)
             .map_or(2, |p| p.scalar.bytes() as u64)
     };
+    let (bm, bn) = (tile("BM")?, tile("BN")?);
+    // K-slices: the blocks beyond one per output tile. Read off the grid,
+    // not the constant `SPLITS`, which a kernel that does not split may see.
+    let tiles = (shape.m as u64).div_ceil(bm) * (shape.n as u64).div_ceil(bn) * shape.batch as u64;
+    let splits = (u64::from(plan.grid) / tiles.max(1)).max(1);
     Ok(GemmFacts {
         family: family.to_string(),
-        bm: tile("BM")?,
-        bn: tile("BN")?,
+        bm,
+        bn,
         bk: tile("BK")?,
         stages: optional("STAGES", 2),
-        splits: optional("SPLITS", 1),
+        splits,
         warp_tile,
         threads: plan.block,
         registers: candidate.resources.registers,
