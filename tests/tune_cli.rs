@@ -66,19 +66,42 @@ fn tune(shape: [&str; 3], extra: &[&str]) -> Output {
 
 #[test]
 fn the_ranking_is_ordered_names_the_tunables_and_prints_the_pick() {
-    let output = tune(["M=4096", "N=4096", "K=4096"], &["--device", "H100", "--top", "50"]);
+    let output = tune(
+        ["M=4096", "N=4096", "K=4096"],
+        &["--device", "H100", "--top", "50"],
+    );
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    assert!(stdout.starts_with("# tune examples/gemm_f16_tma_sm90.gph at M=4096 N=4096 K=4096 on H100 SXM"), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "# tune examples/gemm_f16_tma_sm90.gph at M=4096 N=4096 K=4096 on H100 SXM"
+        ),
+        "{stdout}"
+    );
     // BN is open; SPLITS only matters to the split-K kernel.
-    assert!(stdout.contains("# gemm_f16_tma_sm90: BN [64, 128, 160, 192, 256];"), "{stdout}");
-    assert!(stdout.contains("# gemm_f16_tma_sm90_splitk: BN [64, 128, 160, 192, 256], SPLITS ["), "{stdout}");
+    assert!(
+        stdout.contains("# gemm_f16_tma_sm90: BN [64, 128, 160, 192, 256];"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("# gemm_f16_tma_sm90_splitk: BN [64, 128, 160, 192, 256], SPLITS ["),
+        "{stdout}"
+    );
     let rows = rows(&stdout);
     assert!(rows.len() > 5, "{stdout}");
-    assert!(rows.windows(2).all(|pair| pair[0].2 <= pair[1].2), "not ordered: {rows:?}");
+    assert!(
+        rows.windows(2).all(|pair| pair[0].2 <= pair[1].2),
+        "not ordered: {rows:?}"
+    );
     // A square problem that fills the chip: no split, the widest tile.
-    assert_eq!((rows[0].0.as_str(), rows[0].1.as_str()), ("gemm_f16_tma_sm90", "BN=256"));
-    assert!(stdout.ends_with("pick: --kernel gemm_f16_tma_sm90 -D BN=256\n"), "{stdout}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str()),
+        ("gemm_f16_tma_sm90", "BN=256")
+    );
+    assert!(
+        stdout.ends_with("pick: --kernel gemm_f16_tma_sm90 -D BN=256\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -97,8 +120,14 @@ fn a_device_without_the_kernels_instructions_runs_none_of_them() {
     let output = tune(["M=1024", "N=1024", "K=1024"], &["--device", "A100"]);
     assert_eq!(output.status.code(), Some(2));
     let stdout = text(&output.stdout);
-    assert!(stdout.contains("cannot run this shape on this device"), "{stdout}");
-    assert!(stdout.contains("A100 SXM4 has no tensor-core rate for `wgmma.f16`"), "{stdout}");
+    assert!(
+        stdout.contains("cannot run this shape on this device"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("A100 SXM4 has no tensor-core rate for `wgmma.f16`"),
+        "{stdout}"
+    );
     assert_eq!(
         text(&output.stderr),
         "error: no configuration can run this shape on A100 SXM4\n"
@@ -117,11 +146,26 @@ fn bad_requests_say_why() {
     // A shape the kernel refuses is reported per configuration.
     let output = tune(["M=64", "N=64", "K=60"], &["--device", "H100"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stdout).contains("K % 8 == 0"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("K % 8 == 0"),
+        "{}",
+        text(&output.stdout)
+    );
     // Not a GEMM: the model says it describes GEMMs.
-    let output = ptxgen(&["tune", "examples/softmax.gph", "--dim", "R=64", "--device", "H100"]);
+    let output = ptxgen(&[
+        "tune",
+        "examples/softmax.gph",
+        "--dim",
+        "R=64",
+        "--device",
+        "H100",
+    ]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stdout).contains("the tile model describes GEMMs"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("the tile model describes GEMMs"),
+        "{}",
+        text(&output.stdout)
+    );
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -129,7 +173,11 @@ fn bad_requests_say_why() {
 fn measuring_needs_the_cuda_feature() {
     let output = tune(["M=64", "N=64", "K=64"], &["--device", "H100", "--measure"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("built without the `cuda` feature"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("built without the `cuda` feature"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -157,11 +205,28 @@ fn run_tune_compiles_with_the_pick_and_passes_its_check() {
         "--check",
     ]);
     let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}\n{}", text(&output.stdout));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stderr}\n{}",
+        text(&output.stdout)
+    );
     assert!(stderr.starts_with("# tuned for H100 SXM: BN="), "{stderr}");
-    assert!(text(&output.stdout).contains("PASS"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("PASS"),
+        "{}",
+        text(&output.stdout)
+    );
     // --tune needs the kernel named.
-    let output = ptxgen(&["run", TMA_GEMM, "--backend", "cpu", "--tune", "--dim", "M=64"]);
+    let output = ptxgen(&[
+        "run",
+        TMA_GEMM,
+        "--backend",
+        "cpu",
+        "--tune",
+        "--dim",
+        "M=64",
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("name it with --kernel"));
 }
