@@ -117,7 +117,10 @@ fn few_tiles_over_a_long_k_pick_the_split_kernel() {
 
 #[test]
 fn a_device_without_the_kernels_instructions_runs_none_of_them() {
-    let output = tune(["M=1024", "N=1024", "K=1024"], &["--device", "A100"]);
+    let output = tune(
+        ["M=1024", "N=1024", "K=1024"],
+        &["--device", "A100", "-D", "SPLITS=4"],
+    );
     assert_eq!(output.status.code(), Some(2));
     let stdout = text(&output.stdout);
     assert!(
@@ -144,7 +147,10 @@ fn bad_requests_say_why() {
         text(&output.stderr)
     );
     // A shape the kernel refuses is reported per configuration.
-    let output = tune(["M=64", "N=64", "K=60"], &["--device", "H100"]);
+    let output = tune(
+        ["M=64", "N=64", "K=60"],
+        &["--device", "H100", "-D", "SPLITS=4"],
+    );
     assert_eq!(output.status.code(), Some(2));
     assert!(
         text(&output.stdout).contains("K % 8 == 0"),
@@ -171,7 +177,10 @@ fn bad_requests_say_why() {
 #[cfg(not(feature = "cuda"))]
 #[test]
 fn measuring_needs_the_cuda_feature() {
-    let output = tune(["M=64", "N=64", "K=64"], &["--device", "H100", "--measure"]);
+    let output = tune(
+        ["M=64", "N=64", "K=64"],
+        &["--device", "H100", "--measure", "-D", "SPLITS=4"],
+    );
     assert_eq!(output.status.code(), Some(2));
     assert!(
         text(&output.stderr).contains("built without the `cuda` feature"),

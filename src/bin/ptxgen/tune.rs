@@ -128,6 +128,9 @@ fn render(
 
 /// `ptxgen tune`.
 pub fn tune(args: &TuneArgs) -> ExitCode {
+    if args.measure && !cfg!(feature = "cuda") {
+        return measure(args, &Ranking::default());
+    }
     let device = match args.device.resolve() {
         Ok(device) => device,
         Err(error) => {
