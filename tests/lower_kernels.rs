@@ -339,6 +339,7 @@ fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
         "gemm_f16_sm90_f16out",
         "gemm_bf16_sm90",
         "gemm_f16_sm90_batched",
+        "gemm_f16_sm90_splitk",
     ];
     for (defines, kernels, most_registers) in [(&[][..], &[][..], 255), (two_per_sm, k_major, 128)]
     {
