@@ -236,34 +236,61 @@ fn coordinates(
         }
     }
     let missing: Vec<usize> = (0..found.len()).filter(|&d| found[d].is_none()).collect();
-    match missing.as_slice() {
-        [] => {}
-        [d] => {
-            // What the known coordinates leave of the base, over this
-            // mode's stride.
-            let known = found
-                .iter()
-                .zip(&bulk.map.dims)
-                .fold(Expr::Const(0), |sum, (c, dim)| match c {
-                    Some(c) => Expr::add(sum, Expr::mul(c.clone(), dim.stride.clone())),
-                    None => sum,
-                });
-            let rest = Expr::sub(src.base.clone(), known);
-            let stride = &bulk.map.dims[*d].stride;
-            let coordinate = if *stride == Expr::Const(1) {
-                rest
-            } else {
-                Expr::div(rest, stride.clone())
-            };
-            found[*d] = Some(lowering.out.prover.simplify(&coordinate));
-        }
-        _ => {
-            return Err(LowerError::unsupported(
-                src.span,
-                "a bulk copy whose box's coordinates cannot be told from its view",
-                "take the source as a tile of `.tile_partial` of the global tensor, so that the tile's origin along each mode is known",
-            ));
-        }
+    if missing.is_empty() {
+        return Ok(found.into_iter().flatten().collect());
+    }
+    // What the known coordinates leave of the base: the missing ones'
+    // coordinates times their strides.
+    let known = found
+        .iter()
+        .zip(&bulk.map.dims)
+        .fold(Expr::Const(0), |sum, (c, dim)| match c {
+            Some(c) => Expr::add(sum, Expr::mul(c.clone(), dim.stride.clone())),
+            None => sum,
+        });
+    let mut rest = lowering
+        .out
+        .prover
+        .simplify(&Expr::sub(src.base.clone(), known));
+    // Innermost first: a missing dim's coordinate is what the rest leaves
+    // modulo the next missing dim's stride, when that stride is a whole
+    // number of this dim's spans (extent × stride, a constant): then every
+    // coordinate of this dim times its stride stays below it, and every
+    // outer missing dim's term is a multiple of it. The outermost takes
+    // what remains.
+    for (at, &d) in missing.iter().enumerate() {
+        let stride = bulk.map.dims[d].stride.clone();
+        let part = match missing.get(at + 1) {
+            None => rest.clone(),
+            Some(&next) => {
+                let next_stride = bulk.map.dims[next].stride.clone();
+                let span = lowering
+                    .out
+                    .prover
+                    .simplify(&Expr::mul(bulk.map.dims[d].extent.clone(), stride.clone()));
+                let whole = match span {
+                    Expr::Const(span) if span > 0 => {
+                        lowering.out.prover.divisor(&next_stride) % span == 0
+                    }
+                    _ => false,
+                };
+                if !whole {
+                    return Err(LowerError::unsupported(
+                        src.span,
+                        "a bulk copy whose box's coordinates cannot be told from its view",
+                        "take the source as a tile of `.tile_partial` of the global tensor, so that the tile's origin along each mode is known",
+                    ));
+                }
+                Expr::rem(rest.clone(), next_stride)
+            }
+        };
+        let coordinate = if stride == Expr::Const(1) {
+            part.clone()
+        } else {
+            Expr::div(part.clone(), stride)
+        };
+        found[d] = Some(lowering.out.prover.simplify(&coordinate));
+        rest = lowering.out.prover.simplify(&Expr::sub(rest, part));
     }
     Ok(found.into_iter().flatten().collect())
 }
