@@ -237,6 +237,8 @@ def bench_attention(torch, args, folder):
     kernels = [("examples/fmha.gph", "fmha")]
     if torch.cuda.get_device_capability() == (9, 0):
         kernels.insert(0, ("examples/fmha_sm90.gph", "fmha_sm90"))
+        if args.mask == "none":
+            kernels.insert(0, ("examples/fmha_tma_sm90.gph", "fmha_tma_sm90"))
     if args.kernels:
         kernels = [k for k in kernels if k[1] in args.kernels.split(",")]
     suffix = {"none": "", "causal": "_causal", "padding": "_padded"}[args.mask]
@@ -499,7 +501,7 @@ def main():
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
-    parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_sm90,fmha)")
+    parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_tma_sm90,fmha_sm90,fmha)")
     parser.add_argument("--attention", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="BxHxSxD for attention")
     parser.add_argument("--mask", choices=["none", "causal", "padding"], default="none", help="attention: the mask (default none)")
     parser.add_argument("--batch", type=int, help="mlp, lstm: only this batch")
