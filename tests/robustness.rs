@@ -7,26 +7,30 @@
 //! `--annotate` — and every distinct entry of the PTX written is assembled
 //! by ptxas: what the compiler accepts, ptxas must accept.
 //!
-//! Inputs (seeded, deterministic; about 351,000 per run): 45,000 random
+//! Inputs (seeded, deterministic; about 560,000 per run): 45,000 random
 //! byte strings, 45,000 random token soups over the grammar's vocabulary,
-//! every truncation of every corpus file (about 73,000), single-token
-//! mutations (delete, duplicate, swap with the next, replace with a
-//! vocabulary token) of every corpus file (about 187,000), and edge values
-//! for every integer of the checked programs (about 1,600).
+//! every truncation of the corpus (about 224,000), single-token mutations
+//! of it (delete, duplicate, swap with the next, and three replacements by a
+//! vocabulary token: about 245,000, six per token), and edge values for
+//! every integer of the checked programs (about 1,600).
 //! The corpus is the examples, the golden diagnostic cases and the programs
-//! below. Each test also tallies how far its inputs got — refused by the
-//! parser, refused by the checker, accepted, lowered, assembled — and
-//! asserts the stages the test is about were reached.
+//! below, a unit per kernel ([`kernel_units`]: a mutant is its unit, not
+//! its whole file, and a line a file's kernels repeat is mutated once).
+//! Each test also tallies how far its inputs got — refused by the parser,
+//! refused by the checker, accepted, lowered, assembled — and asserts the
+//! stages the test is about were reached.
 //!
-//! Figures at the time of writing: about 24,300 inputs are accepted, 2,260
-//! of them with a kernel (the rest, mostly truncations and token soups,
-//! declare none and write no PTX); they give 2,380 lowerings that write PTX
-//! and 900 refused with a diagnostic, and 834 distinct entries, which ptxas
-//! assembles in about a minute on 2 cores (a GEMM's entry takes a third of a
-//! second, a small kernel's 25 ms). Inputs are checked, lowered and
-//! assembled on every core (`std::thread::scope`).
+//! Figures at the time of writing, with eight replacements per token (the
+//! test took 15 minutes on 2 cores; three replacements are meant to take it
+//! near eight): about 73,000 inputs are accepted, 9,200 of them with a
+//! kernel (the rest, mostly truncations and token soups, declare none and
+//! write no PTX); they give 8,900 lowerings that write PTX and 1,100
+//! refused with a diagnostic, and 2,200 distinct entries, which ptxas
+//! assembles in about three and a half minutes on 2 cores (a GEMM's entry
+//! takes a third of a second, a small kernel's 25 ms). Inputs are checked,
+//! lowered and assembled on every core (`std::thread::scope`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Mutex;
@@ -228,7 +232,19 @@ const PROGRAMS: [&str; 4] = [
     "#5:[4].[8].thread = #4.tile(8)\n#6:[2,2].[8].thread = #5.reshape(0, [2,2])\n%7:[2,2 : 1,8].[2,(2,2) : 2,(4,16)].fp32.GL = %1.tile([2:2], [2,2 : 1,4], _, 4)\n",
 ];
 
-fn corpus() -> Vec<String> {
+/// One text of the corpus to truncate and mutate.
+struct Unit {
+    text: String,
+    /// Where the text starts to be its own (see [`kernel_units`]):
+    /// truncations and mutations start there.
+    from: usize,
+    /// Which file (or program) it comes from.
+    file: usize,
+}
+
+/// The corpus: the programs above, then the examples and the golden
+/// diagnostic cases, a unit per kernel.
+fn corpus() -> Vec<Unit> {
     let mut texts: Vec<String> = PROGRAMS.iter().map(|text| text.to_string()).collect();
     texts.push(CHECKED.to_string());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -244,37 +260,66 @@ fn corpus() -> Vec<String> {
             .collect();
         paths.sort();
         texts.extend(paths.iter().map(|path| {
-            without_split_k(&support::examples::without_variants(
-                &String::from_utf8_lossy(&std::fs::read(path).expect("readable")),
+            support::examples::without_variants(&String::from_utf8_lossy(
+                &std::fs::read(path).expect("readable"),
             ))
         }));
     }
     texts
+        .iter()
+        .enumerate()
+        .flat_map(|(file, text)| {
+            kernel_units(text)
+                .into_iter()
+                .map(move |(text, from)| Unit { text, from, file })
+        })
+        .collect()
 }
 
-/// The text without its `…_splitk` kernels: each repeats its file's first
-/// kernel line for line but for a slice guard and the accumulating store,
-/// and mutating a file costs in proportion to the square of its length (a
-/// mutant is the whole file again), so two of them doubled this test's time
-/// for no path the rest of the corpus and the unit tests of `Move<add>` do
-/// not reach.
-fn without_split_k(text: &str) -> String {
-    let mut kept = String::new();
-    let mut skipping = false;
+/// `text` cut into units of one kernel each: every line outside a kernel
+/// (constants, comments, top-level statements) followed by one kernel's
+/// lines, with the offset from which the unit is its own: the first unit
+/// from 0, the others from their kernel (their shared lines are the first
+/// unit's). Mutating a whole file costs in proportion to the square of its
+/// length (a mutant is the file again, and an accepted one lowers every
+/// kernel in it), so the examples with seven or eight kernels are mutated a
+/// kernel at a time, and the lines the kernels share once; kernels do not
+/// refer to each other, so each unit checks as its file does. A file with
+/// no kernel is one unit.
+fn kernel_units(text: &str) -> Vec<(String, usize)> {
+    let mut shared = String::new();
+    let mut kernels: Vec<String> = Vec::new();
+    let mut inside = false;
     for line in text.lines() {
-        let words: Vec<&str> = line.split_whitespace().take(2).collect();
-        if words.len() == 2 && words[0] == "kernel" && words[1].ends_with("_splitk") {
-            skipping = true;
+        if !inside && line.starts_with("kernel ") {
+            inside = true;
+            kernels.push(String::new());
         }
-        if !skipping {
-            kept.push_str(line);
-            kept.push('\n');
+        match kernels.last_mut() {
+            Some(kernel) if inside => {
+                kernel.push_str(line);
+                kernel.push('\n');
+            }
+            _ => {
+                shared.push_str(line);
+                shared.push('\n');
+            }
         }
-        if skipping && line == "}" {
-            skipping = false;
+        if inside && line == "}" {
+            inside = false;
         }
     }
-    kept
+    if kernels.is_empty() {
+        return vec![(shared, 0)];
+    }
+    kernels
+        .iter()
+        .enumerate()
+        .map(|(at, kernel)| {
+            let from = if at == 0 { 0 } else { shared.len() };
+            (format!("{shared}{kernel}"), from)
+        })
+        .collect()
 }
 
 /// How far an input that kept the contract got through the front end.
@@ -619,8 +664,10 @@ fn token_soups() {
 fn every_truncation_of_the_corpus() {
     let inputs: Vec<String> = corpus()
         .iter()
-        .flat_map(|text| {
+        .flat_map(|unit| {
+            let text = &unit.text;
             text.char_indices()
+                .filter(|&(at, _)| at >= unit.from)
                 .map(|(at, _)| text[..at].to_string())
                 .collect::<Vec<_>>()
         })
@@ -641,10 +688,30 @@ fn every_truncation_of_the_corpus() {
 fn single_token_mutations_of_the_corpus() {
     let mut rng = Rng(0x5EED_0003);
     let mut inputs = Vec::new();
-    for text in corpus() {
+    // Lines of three tokens or more already mutated in an earlier kernel of
+    // the same file: a file's kernels are variants of one another (split-K,
+    // batched, bf16 …) and repeat most of their lines, so each line is
+    // mutated once per file; short lines (`}`, `sync`, `} else {`) are
+    // mutated wherever they stand.
+    let mut seen: HashSet<(usize, String)> = HashSet::new();
+    for Unit { text, from, file } in corpus() {
+        let own = &text[from..];
+        let fresh: HashSet<&str> = own
+            .lines()
+            .map(str::trim)
+            .filter(|line| tokenize(line).len() < 3 || !seen.contains(&(file, line.to_string())))
+            .collect();
+        seen.extend(own.lines().map(|line| (file, line.trim().to_string())));
         let tokens = tokenize(&text);
         for (index, token) in tokens.iter().enumerate() {
             let range = token.span.range();
+            let line_start = text[..range.start].rfind('\n').map_or(0, |at| at + 1);
+            let line_end = text[range.start..]
+                .find('\n')
+                .map_or(text.len(), |at| range.start + at);
+            if range.start < from || !fresh.contains(text[line_start..line_end].trim()) {
+                continue;
+            }
             let splice = |replacement: &str| {
                 format!(
                     "{}{replacement}{}",
@@ -665,7 +732,7 @@ fn single_token_mutations_of_the_corpus() {
                     &text[next_range.end..]
                 ));
             }
-            for _ in 0..8 {
+            for _ in 0..3 {
                 inputs.push(splice(VOCABULARY[rng.below(VOCABULARY.len())]));
             }
         }
