@@ -12,7 +12,9 @@ use std::path::Path;
 
 mod support;
 
-use graphene::compile::{Options, check, compile};
+use support::parallel::in_parallel;
+
+use graphene::compile::{Options, check, compile, compile_checked};
 use graphene::ptx::{Arch, tools};
 use graphene::syntax::tokenize;
 
@@ -40,8 +42,9 @@ fn corpus() -> Vec<String> {
 
 /// At most this many mutants of one file: a large kernel (the GEMM has ~3,000
 /// tokens) would otherwise dominate the run; an even spread of positions keeps
-/// every part of the file covered.
-const MUTANTS_PER_FILE: usize = 800;
+/// every part of the file covered. (800 took this test to eight minutes of the
+/// suite's thirty once the examples passed twenty files.)
+const MUTANTS_PER_FILE: usize = 250;
 
 /// Every `stride`-th mutant, so that at most [`MUTANTS_PER_FILE`] remain.
 fn spread(mutants: Vec<String>) -> Vec<String> {
@@ -97,8 +100,8 @@ fn lower(src: &str, arch: Option<Arch>) -> Option<bool> {
         annotate: true,
         ..Options::default()
     };
-    check("mutant.gph", src, &options).ok()?;
-    match compile("mutant.gph", src, &options) {
+    let checked = check("mutant.gph", src, &options).ok()?;
+    match compile_checked("mutant.gph", src, checked, &options) {
         Ok(compiled) => {
             assert!(
                 compiled.ptx().is_some(),
@@ -132,27 +135,43 @@ fn mutated_programs_never_make_the_lowering_panic_and_assemble() {
             "ptxas is not installed: accepted mutants are not assembled",
         );
     }
-    let (mut lowered, mut rejected, mut inputs, mut assembled) = (0, 0, 0, 0);
-    for text in corpus() {
-        for mutant in spread(mutations(&text)) {
-            inputs += 1;
-            for arch in [None, Some(Arch::Sm70)] {
-                let outcome = catch_unwind(AssertUnwindSafe(|| lower(&mutant, arch)));
-                match outcome {
-                    Ok(Some(true)) => {
-                        lowered += 1;
-                        if ptxas && lowered % ASSEMBLE_EVERY == 0 {
-                            assembles(&mutant, arch);
-                            assembled += 1;
-                        }
-                    }
-                    Ok(Some(false)) => rejected += 1,
-                    Ok(None) => break,
-                    Err(_) => panic!("the lowering panicked ({arch:?}) on:\n{mutant}"),
-                }
+    let mutants: Vec<String> = corpus()
+        .iter()
+        .flat_map(|text| spread(mutations(text)))
+        .collect();
+    let inputs = mutants.len();
+    // Each mutant's outcome per target, on every core, in mutant order.
+    let outcomes = in_parallel(inputs, |index| {
+        let mutant = &mutants[index];
+        let mut outcome = Vec::new();
+        for arch in [None, Some(Arch::Sm70)] {
+            match catch_unwind(AssertUnwindSafe(|| lower(mutant, arch))) {
+                Ok(Some(accepted)) => outcome.push((arch, accepted)),
+                Ok(None) => break,
+                Err(_) => return Err(format!("the lowering panicked ({arch:?}) on:\n{mutant}")),
+            }
+        }
+        Ok(outcome)
+    });
+    let (mut lowered, mut rejected) = (0, 0);
+    let mut to_assemble = Vec::new();
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        for (arch, accepted) in outcome.unwrap_or_else(|problem| panic!("{problem}")) {
+            if !accepted {
+                rejected += 1;
+                continue;
+            }
+            lowered += 1;
+            if ptxas && lowered % ASSEMBLE_EVERY == 0 {
+                to_assemble.push((index, arch));
             }
         }
     }
+    let assembled = in_parallel(to_assemble.len(), |at| {
+        let (index, arch) = to_assemble[at];
+        assembles(&mutants[index], arch);
+    })
+    .len();
     println!(
         "{inputs} mutants: {lowered} lowerings accepted ({assembled} assembled by ptxas), {rejected} rejected"
     );

@@ -1,6 +1,6 @@
 //! Support code shared by every test crate of the workspace: the one
-//! golden-file harness, the one way to skip a test visibly, and the list
-//! of example kernels.
+//! golden-file harness, the one way to skip a test visibly, the list of
+//! example kernels, and work spread over the cores.
 //!
 //! Integration tests include it with `mod support;`; the REPL crate's tests
 //! and the library's unit tests include the same files by `#[path]`, so that
@@ -11,4 +11,5 @@
 
 pub mod examples;
 pub mod golden;
+pub mod parallel;
 pub mod skip;
