@@ -17,8 +17,9 @@ in this process (harness.compare), back to back and from CUDA graphs:
 - `softmax`: row softmax, fp16 in and out, ours (examples/softmax.gph,
   `-D N=<N>`) against `torch.softmax` and against the same copy.
 - `attention`: O = softmax(Q·Kᵀ/√D)·V per (batch, head), fp16 [B, H, S, D]
-  tensors, ours (examples/fmha_sm90.gph on compute capability 9.0, and
-  examples/fmha.gph, `-D D=<D>`) against `F.scaled_dot_product_attention`;
+  tensors, ours (examples/fmha_tma_sm90.gph, no mask or causal, and
+  examples/fmha_sm90.gph on compute capability 9.0, and examples/fmha.gph,
+  `-D D=<D>`) against `F.scaled_dot_product_attention`;
   TFLOP/s count 4·B·H·S²·D (half of it with `--mask causal`). `--mask`:
   `none` (default), `causal` (our `*_causal` variants, SDPA `is_causal`) or
   `padding` (BERT's key padding: each batch's length drawn in [S/2, S], our
@@ -237,7 +238,7 @@ def bench_attention(torch, args, folder):
     kernels = [("examples/fmha.gph", "fmha")]
     if torch.cuda.get_device_capability() == (9, 0):
         kernels.insert(0, ("examples/fmha_sm90.gph", "fmha_sm90"))
-        if args.mask == "none":
+        if args.mask != "padding":
             kernels.insert(0, ("examples/fmha_tma_sm90.gph", "fmha_tma_sm90"))
     if args.kernels:
         kernels = [k for k in kernels if k[1] in args.kernels.split(",")]
