@@ -95,7 +95,7 @@ impl Rng {
     }
 }
 
-const VOCABULARY: [&str; 77] = [
+const VOCABULARY: [&str; 78] = [
     "%1",
     "%acc",
     "#4",
@@ -148,6 +148,7 @@ const VOCABULARY: [&str; 77] = [
     "mma_wait",
     "kernel",
     "const",
+    "let",
     "inf",
     "<<<",
     ">>>",
@@ -177,7 +178,7 @@ const VOCABULARY: [&str; 77] = [
 
 /// A kernel the checker accepts that uses every construct: constants,
 /// symbolic dims, parameters, swizzled shared memory, registers, tiles,
-/// reshapes, indices, loops (one unrolled), conditions, barriers,
+/// reshapes, indices, loops (one unrolled), a `let`, conditions, barriers,
 /// asynchronous copies, and specs of every built-in kind.
 const CHECKED: &str = "const BM = 64
 const BK = 32
@@ -206,8 +207,9 @@ kernel everything {
             async_wait(0)
             sync
             for (i = 0; i < 4; i += 1) {
+                let col = i + 4 * @half
                 %xi = %x[i]
-                %xi <- Move<<<#b, #t.scalar()>>>(%s[@row, i + 4 * @half])
+                %xi <- Move<<<#b, #t.scalar()>>>(%s[@row, col])
                 %ai = %acc[i]
                 %ai <- BinaryPointwise<add><<<#b, #t.scalar()>>>(%ai, %xi)
             }

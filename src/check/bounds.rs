@@ -220,7 +220,8 @@ impl Checker {
                 | Binding::Tensor(_)
                 | Binding::Group(_)
                 | Binding::Loop(_)
-                | Binding::Unrolled(_) => None,
+                | Binding::Unrolled(_)
+                | Binding::Let(_) => None,
             })
             .filter(|(value, _)| value.contains(' ') || value.contains('%'))
             .collect();

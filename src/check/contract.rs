@@ -45,6 +45,7 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::SetMaxRegisters(_) => Some("a `setmaxnreg`"),
         StmtKind::Contract(_) => Some("a nested `contract`"),
         StmtKind::Require(_) => Some("a `require`"),
+        StmtKind::Let(_) => Some("a `let`"),
     }
 }
 
@@ -126,7 +127,8 @@ impl Checker {
                 | StmtKind::WaitPhase(..)
                 | StmtKind::SetMaxRegisters(_)
                 | StmtKind::Contract(_)
-                | StmtKind::Require(_) => self.refuse_in_contract(stmt),
+                | StmtKind::Require(_)
+                | StmtKind::Let(_) => self.refuse_in_contract(stmt),
             }
         }
     }

@@ -104,6 +104,8 @@ pub(crate) enum Binding {
     /// A contract loop's variable in one unrolled copy of its body: a
     /// constant there.
     Unrolled(i64),
+    /// A `let`'s integer expression (`None` if it failed to check).
+    Let(Option<Expr>),
 }
 
 /// A name's definition in a scope.
@@ -183,10 +185,12 @@ pub(crate) struct KernelState {
 }
 
 /// An identifier's meaning in an integer expression.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Debug)]
 pub(crate) enum Ident {
     /// A loop variable.
     Loop(u32),
+    /// A `let`: the expression it names (`None` if it failed to check).
+    Let(Option<Expr>),
     /// A constant (`None` if its definition failed).
     Const(Option<i64>),
     /// A symbolic dimension.
@@ -286,6 +290,7 @@ impl Checker {
                     }
                 }
                 StmtKind::Contract(block) => self.scan_definitions(block),
+                StmtKind::Let(def) => self.note_definition(Namespace::Ident, &def.name),
                 StmtKind::Sync(_)
                 | StmtKind::Commit(_)
                 | StmtKind::Wait(..)
@@ -359,6 +364,10 @@ impl Checker {
                 binding: Binding::Unrolled(value),
                 ..
             }) => return Some(Ident::Const(Some(*value))),
+            Some(Entry {
+                binding: Binding::Let(value),
+                ..
+            }) => return Some(Ident::Let(value.clone())),
             Some(_) | None => {}
         }
         if let Some(entry) = self.consts.get(name) {

@@ -41,7 +41,8 @@ impl Checker {
                     | crate::check::env::Binding::Tensor(_)
                     | crate::check::env::Binding::Group(_)
                     | crate::check::env::Binding::Loop(_)
-                    | crate::check::env::Binding::Unrolled(_) => Err(Poisoned),
+                    | crate::check::env::Binding::Unrolled(_)
+                    | crate::check::env::Binding::Let(_) => Err(Poisoned),
                 },
                 IntContext::Type => Err(self.fail(
                     Diagnostic::error(
@@ -217,7 +218,22 @@ impl Checker {
     fn ident(&mut self, name: &Name, cx: IntContext) -> Checked<Expr> {
         match (self.find_ident(&name.text), cx) {
             (Some(Ident::Const(Some(value))), _) => Ok(Expr::Const(value)),
-            (Some(Ident::Const(None)), _) => Err(Poisoned),
+            (Some(Ident::Const(None)) | Some(Ident::Let(None)), _) => Err(Poisoned),
+            (Some(Ident::Let(Some(value))), IntContext::Runtime) => Ok(value),
+            (Some(Ident::Let(Some(value))), IntContext::Constant(what)) => match value.as_const() {
+                Some(_) => Ok(value),
+                None => Err(self.not_constant(name, "a `let` of a run-time value", what)),
+            },
+            (Some(Ident::Let(Some(_))), IntContext::Type) => Err(self.fail(
+                Diagnostic::error(
+                    codes::WRONG_KIND,
+                    format!("the `let` name `{}` cannot appear in a type", name.text),
+                    name.span,
+                )
+                .with_label("a `let` names a value computed in the body")
+                .with_note("types are fixed for the whole kernel: their extents and strides are constants and dims")
+                .with_help("write the type with constants and dims, and index the tensor with the `let` instead"),
+            )),
             (Some(Ident::Loop(id)), IntContext::Runtime) => Ok(Expr::var(Var::Loop(id))),
             (Some(Ident::Loop(id)), IntContext::Type) => {
                 let header = self.kernel.loop_info[id as usize].header;

@@ -184,7 +184,11 @@ impl Session {
     pub fn tensor(&self, name: &str) -> Option<&ir::View> {
         match &self.checker.find(Namespace::Tensor, name)?.binding {
             Binding::Tensor(view) => view.as_ref(),
-            Binding::Group(_) | Binding::Index(_) | Binding::Loop(_) | Binding::Unrolled(_) => None,
+            Binding::Group(_)
+            | Binding::Index(_)
+            | Binding::Loop(_)
+            | Binding::Unrolled(_)
+            | Binding::Let(_) => None,
         }
     }
 
@@ -193,9 +197,11 @@ impl Session {
     pub fn group(&self, name: &str) -> Option<&ir::GroupType> {
         match &self.checker.find(Namespace::Group, name)?.binding {
             Binding::Group(group) => group.as_ref().map(|g| &g.ty),
-            Binding::Tensor(_) | Binding::Index(_) | Binding::Loop(_) | Binding::Unrolled(_) => {
-                None
-            }
+            Binding::Tensor(_)
+            | Binding::Index(_)
+            | Binding::Loop(_)
+            | Binding::Unrolled(_)
+            | Binding::Let(_) => None,
         }
     }
 
@@ -203,9 +209,11 @@ impl Session {
     pub fn index(&self, name: &str) -> Option<&Expr> {
         match &self.checker.find(Namespace::Index, name)?.binding {
             Binding::Index(expr) => expr.as_ref(),
-            Binding::Tensor(_) | Binding::Group(_) | Binding::Loop(_) | Binding::Unrolled(_) => {
-                None
-            }
+            Binding::Tensor(_)
+            | Binding::Group(_)
+            | Binding::Loop(_)
+            | Binding::Unrolled(_)
+            | Binding::Let(_) => None,
         }
     }
 
@@ -282,7 +290,8 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
                             Binding::Tensor(_)
                             | Binding::Group(_)
                             | Binding::Loop(_)
-                            | Binding::Unrolled(_) => {
+                            | Binding::Unrolled(_)
+                            | Binding::Let(_) => {
                                 return None;
                             }
                         };
@@ -301,6 +310,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::WaitPhase(..)
         | StmtKind::SetMaxRegisters(_)
         | StmtKind::Contract(_)
-        | StmtKind::Require(_) => Shown::Nothing,
+        | StmtKind::Require(_)
+        | StmtKind::Let(_) => Shown::Nothing,
     }
 }

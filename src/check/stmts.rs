@@ -32,6 +32,7 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::SetMaxRegisters(_) => Some("`setmaxnreg`"),
         StmtKind::Contract(_) => Some("`contract`"),
         StmtKind::Require(_) => Some("`require`"),
+        StmtKind::Let(_) => Some("`let`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
     }
 }
@@ -194,7 +195,8 @@ impl Checker {
             | StmtKind::Wait(..)
             | StmtKind::Arrive(_)
             | StmtKind::WaitPhase(..)
-            | StmtKind::SetMaxRegisters(_) => {
+            | StmtKind::SetMaxRegisters(_)
+            | StmtKind::Let(_) => {
                 let what = control_name(&stmt.kind).unwrap_or("this statement");
                 let mut diagnostic = Diagnostic::error(codes::KERNEL_SCOPE, format!("{what} at kernel scope"), stmt.span)
                     .with_label("outside every spec")
@@ -202,6 +204,11 @@ impl Checker {
                 if matches!(stmt.kind, StmtKind::If(_)) {
                     diagnostic = diagnostic.with_note(
                         "an `if` stands at kernel scope only where constants decide it (it chooses declarations, such as a parameter some variants have)",
+                    );
+                }
+                if matches!(stmt.kind, StmtKind::Let(_)) {
+                    diagnostic = diagnostic.with_note(
+                        "a `let` names a value the body computes; a value known when compiling is a `const` above the kernel",
                     );
                 }
                 self.report(diagnostic.with_help("move it into the body of the kernel's spec"));
@@ -250,6 +257,11 @@ impl Checker {
             StmtKind::Arrive(barrier) => self.arrive(barrier, stmt.span),
             StmtKind::WaitPhase(barrier, parity) => self.wait_phase(barrier, parity, stmt.span),
             StmtKind::SetMaxRegisters(count) => self.set_max_registers(count, stmt.span),
+            StmtKind::Let(def) => {
+                let value = self.int(&def.value, IntContext::Runtime).ok();
+                self.define(Namespace::Ident, &def.name, Binding::Let(value), false);
+                None
+            }
             StmtKind::Require(cond) => {
                 self.report(
                     Diagnostic::error(

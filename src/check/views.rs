@@ -75,7 +75,8 @@ impl Checker {
                 | Binding::Group(_)
                 | Binding::Index(_)
                 | Binding::Loop(_)
-                | Binding::Unrolled(_) => Err(Poisoned),
+                | Binding::Unrolled(_)
+                | Binding::Let(_) => Err(Poisoned),
             },
             ExprKind::Group(name) => match self.lookup(Namespace::Group, name)? {
                 Binding::Group(Some(group)) => Ok(Value::Group(group)),
@@ -83,7 +84,8 @@ impl Checker {
                 | Binding::Tensor(_)
                 | Binding::Index(_)
                 | Binding::Loop(_)
-                | Binding::Unrolled(_) => Err(Poisoned),
+                | Binding::Unrolled(_)
+                | Binding::Let(_) => Err(Poisoned),
             },
             ExprKind::Allocate => Err(self.fail(
                 Diagnostic::error(

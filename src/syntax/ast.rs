@@ -215,6 +215,9 @@ pub enum StmtKind {
     /// (the launch refuses dims that break it; the lowering may use it, to
     /// prove alignment for instance). Kernel scope only.
     Require(Cond),
+    /// `let bq = w % QT`: a name for an integer expression, visible to the
+    /// end of its block; each use stands for the expression (bodies only).
+    Let(LetDef),
 }
 
 /// A tensor declaration or definition.
@@ -614,6 +617,18 @@ pub enum SpecKind {
 pub enum ShflMode {
     /// Butterfly: lane `l` reads lane `l ^ mask`.
     Bfly,
+}
+
+/// `let name = value`: `name` stands for the integer expression `value`
+/// wherever it is used, to the end of the enclosing block. Rule: `value` is
+/// a run-time integer expression (constants, dims, loop variables, indices
+/// and earlier `let`s); the name is a plain identifier that shadows nothing.
+#[derive(Clone, PartialEq, Debug)]
+pub struct LetDef {
+    /// The name.
+    pub name: Name,
+    /// The expression it stands for.
+    pub value: IntExpr,
 }
 
 /// `for (var = init; var < bound; var += step) { body }`.

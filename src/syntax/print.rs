@@ -176,6 +176,9 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
         StmtKind::Require(cond) => {
             let _ = write!(out, "require {cond}");
         }
+        StmtKind::Let(def) => {
+            let _ = write!(out, "let {} = {}", def.name.text, def.value);
+        }
     }
     out.push('\n');
 }

@@ -21,15 +21,16 @@ use super::token::TokenKind;
 use super::types::{group_type, tensor_type};
 use crate::diag::{Diagnostic, Span};
 
-const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `grid_sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `mbarrier_arrive`, `mbarrier_wait`, `setmaxnreg`, `contract`";
+const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`, indices `@i`, or `for`, `if`, `sync`, `grid_sync`, `async_commit`, `async_wait`, `mma_commit`, `mma_wait`, `mbarrier_arrive`, `mbarrier_wait`, `setmaxnreg`, `let`, `contract`";
 /// The words that start an item (`kernel`, `const`) or a statement: the
 /// parser's recovery points, the REPL's test for an IR line, and the
 /// candidates of "did you mean" (with `else`).
-pub const KEYWORDS: [&str; 15] = [
+pub const KEYWORDS: [&str; 16] = [
     "const",
     "kernel",
     "contract",
     "require",
+    "let",
     "for",
     "if",
     "sync",
@@ -197,6 +198,14 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
         _ if at_keyword(&input, "if") => if_statement(input)?,
         _ if barrier_scope(&input).is_some() => barrier(input)?,
         _ if at_keyword(&input, "contract") => contract(input)?,
+        _ if at_keyword(&input, "let") => {
+            let (rest, _) = keyword("let").parse(input)?;
+            let help = Some("a name for an integer expression reads `let bq = w % QT`");
+            let (rest, name) = cut(expect("a name", help, ident)).parse(rest)?;
+            let (rest, _) = cut(expect("`=`", help, equals)).parse(rest)?;
+            let (rest, value) = cut(expect("an integer expression", help, int_expr)).parse(rest)?;
+            (rest, StmtKind::Let(super::ast::LetDef { name, value }))
+        }
         _ if at_keyword(&input, "require") => {
             let (rest, _) = keyword("require").parse(input)?;
             let help = Some("a requirement reads `require K % 8 == 0`");

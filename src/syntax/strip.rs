@@ -172,6 +172,10 @@ impl StripSpans for Stmt {
             }
             StmtKind::SetMaxRegisters(count) => count.clear_spans(),
             StmtKind::Require(cond) => cond.clear_spans(),
+            StmtKind::Let(def) => {
+                def.name.clear_spans();
+                def.value.clear_spans();
+            }
             StmtKind::Contract(block) => block.clear_spans(),
             StmtKind::Sync(_) | StmtKind::Commit(_) => {}
         }
