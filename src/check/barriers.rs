@@ -16,6 +16,13 @@
 //! A `grid_sync` waits for every thread of every block: it must not be
 //! under a condition or loop bound that names the thread id or the block
 //! id (a block that skips it leaves the grid waiting).
+//!
+//! A `setmaxnreg` is `.sync.aligned` over its warpgroup (128 consecutive
+//! threads from a multiple of 128): every thread of the warpgroup executes
+//! it, or none. So a condition or loop bound above it may name the thread
+//! id only through `tid / d` with d a multiple of 128 — the warpgroup's
+//! number, as `#block.tile(128)`'s outer index is — and not through a
+//! thread's place inside its warpgroup (`tid % 128`, a lane, a warp).
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
@@ -43,13 +50,61 @@ fn names_block(expr: &Expr) -> bool {
     vars.contains(&Var::ThreadId) || vars.contains(&Var::BlockId)
 }
 
+/// Threads of a warpgroup, over which `setmaxnreg` is aligned.
+const WARPGROUP_THREADS: i64 = 128;
+
+/// Whether `expr` may differ between the threads of one warpgroup: it names
+/// the thread id other than as `tid / d`, d a multiple of 128.
+fn names_lane_of_warpgroup(expr: &Expr) -> bool {
+    if tid_divisor(expr).is_some_and(|d| d % WARPGROUP_THREADS == 0) {
+        return false;
+    }
+    match expr {
+        Expr::Var(var) => *var == Var::ThreadId,
+        Expr::Const(_) => false,
+        Expr::Add(a, b)
+        | Expr::Sub(a, b)
+        | Expr::Mul(a, b)
+        | Expr::Div(a, b)
+        | Expr::Rem(a, b)
+        | Expr::And(a, b)
+        | Expr::Xor(a, b)
+        | Expr::Shr(a, b)
+        | Expr::Shl(a, b) => names_lane_of_warpgroup(a) || names_lane_of_warpgroup(b),
+    }
+}
+
+/// `d` where `expr` is `tid / d` (nested divisions by constants
+/// multiplied out; `tid` itself is `d = 1`).
+fn tid_divisor(expr: &Expr) -> Option<i64> {
+    match expr {
+        Expr::Var(var) => (*var == Var::ThreadId).then_some(1),
+        Expr::Div(a, b) => match b.as_const() {
+            Some(c) if c > 0 => tid_divisor(a)?.checked_mul(c),
+            Some(_) | None => None,
+        },
+        Expr::Const(_)
+        | Expr::Add(..)
+        | Expr::Sub(..)
+        | Expr::Mul(..)
+        | Expr::Rem(..)
+        | Expr::And(..)
+        | Expr::Xor(..)
+        | Expr::Shr(..)
+        | Expr::Shl(..) => None,
+    }
+}
+
 /// The innermost enclosing statement whose condition or bounds name the
-/// thread id (`thread`), or the thread or block id (`grid`), with what it
-/// is: a `sync` must not be under the first, a `grid_sync` under neither.
+/// thread id (`thread`), the thread or block id (`grid`), or a thread's
+/// place inside its warpgroup (`warpgroup`), with what it is: a `sync` must
+/// not be under the first, a `grid_sync` under the first two, a
+/// `setmaxnreg` under the third.
 #[derive(Clone, Copy, Default)]
 struct Divergence {
     thread: Option<(Span, &'static str)>,
     grid: Option<(Span, &'static str)>,
+    warpgroup: Option<(Span, &'static str)>,
 }
 
 impl Divergence {
@@ -57,13 +112,16 @@ impl Divergence {
         self,
         span: Span,
         names: impl Fn(&dyn Fn(&Expr) -> bool) -> bool,
-        what: [&'static str; 2],
+        what: [&'static str; 3],
     ) -> Self {
         Divergence {
             thread: names(&names_thread)
                 .then_some((span, what[0]))
                 .or(self.thread),
             grid: names(&names_block).then_some((span, what[1])).or(self.grid),
+            warpgroup: names(&names_lane_of_warpgroup)
+                .then_some((span, what[2]))
+                .or(self.warpgroup),
         }
     }
 }
@@ -94,6 +152,7 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                     [
                         "a loop whose bounds depend on the thread id",
                         "a loop whose bounds depend on the thread or block id",
+                        "a loop whose bounds differ between threads of a warpgroup",
                     ],
                 );
                 walk(&for_stmt.body, here, found);
@@ -105,6 +164,7 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                     [
                         "an `if` whose condition depends on the thread id",
                         "an `if` whose condition depends on the thread or block id",
+                        "an `if` whose condition differs between threads of a warpgroup",
                     ],
                 );
                 walk(&if_stmt.then_body, here, found);
@@ -132,11 +192,31 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                     ));
                 }
             }
+            Stmt::SetMaxRegisters { span, .. } => {
+                if let Some((around, what)) = divergent.warpgroup {
+                    found.push(
+                        Diagnostic::error(
+                            codes::SETMAXNREG,
+                            "`setmaxnreg` where some threads of a warpgroup may not reach it",
+                            *span,
+                        )
+                        .with_label("every thread of the warpgroup executes it, or none (`.sync.aligned`)")
+                        .with_secondary(around, format!("inside {what}"))
+                        .with_note(
+                            "a condition above it may name the thread id only as the warpgroup's \
+                             number, `tid / 128` (the outer index of `#block.tile(128)`)",
+                        )
+                        .with_help(
+                            "test the warpgroup (`if (@wg == 2)`) around `setmaxnreg`, and narrow to \
+                             single threads inside, after it",
+                        ),
+                    );
+                }
+            }
             Stmt::Commit { .. }
             | Stmt::Wait { .. }
             | Stmt::Arrive { .. }
-            | Stmt::WaitPhase { .. }
-            | Stmt::SetMaxRegisters { .. } => {}
+            | Stmt::WaitPhase { .. } => {}
         }
     }
 }
@@ -158,4 +238,29 @@ fn divergent_barrier(
              threads that skip it leave the others waiting (a deadlock)",
         )
         .with_help(help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tid() -> Expr {
+        Expr::var(Var::ThreadId)
+    }
+
+    #[test]
+    fn the_warpgroup_number_is_uniform_and_a_place_inside_it_is_not() {
+        let number = Expr::rem(Expr::div(tid(), Expr::Const(128)), Expr::Const(3));
+        let pair = Expr::div(Expr::div(tid(), Expr::Const(64)), Expr::Const(4));
+        assert!(!names_lane_of_warpgroup(&number));
+        assert!(!names_lane_of_warpgroup(&pair));
+        assert!(!names_lane_of_warpgroup(&Expr::var(Var::BlockId)));
+        let lane = Expr::rem(tid(), Expr::Const(128));
+        let warp = Expr::rem(Expr::div(tid(), Expr::Const(32)), Expr::Const(4));
+        let sum = Expr::add(number, Expr::rem(tid(), Expr::Const(2)));
+        assert!(names_lane_of_warpgroup(&lane));
+        assert!(names_lane_of_warpgroup(&warp));
+        assert!(names_lane_of_warpgroup(&sum));
+        assert!(names_lane_of_warpgroup(&tid()));
+    }
 }
