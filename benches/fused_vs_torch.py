@@ -243,9 +243,12 @@ def bench_attention(torch, args, folder):
     if args.kernels:
         kernels = [k for k in kernels if k[1] in args.kernels.split(",")]
     suffix = {"none": "", "causal": "_causal", "padding": "_padded"}[args.mask]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (b, h, s, d), (source, kernel) in ((shape, k) for shape in shapes for k in kernels):
         kernel += suffix
-        op = load(torch, args, folder, source, kernel, [f"D={d}"])
+        # The persistent kernel's blocks: one per SM of this GPU.
+        grid = [f"GRID={sms}"] if kernel.startswith("fmha_tma_sm90") else []
+        op = load(torch, args, folder, source, kernel, [f"D={d}"] + grid)
         dims = {"S": s, "BH": b * h}
         sets = sets_for(torch, 2 * 4 * b * h * s * d)
         gen = torch.Generator(device="cuda").manual_seed(args.seed)
