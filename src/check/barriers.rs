@@ -54,24 +54,18 @@ fn names_block(expr: &Expr) -> bool {
 const WARPGROUP_THREADS: i64 = 128;
 
 /// Whether `expr` may differ between the threads of one warpgroup: it names
-/// the thread id other than as `tid / d`, d a multiple of 128.
+/// the thread id other than as `tid / d`, d a multiple of 128. Each such
+/// quotient is replaced by the block id (the same for the warpgroup's
+/// threads) and the thread ids that remain are the answer.
 fn names_lane_of_warpgroup(expr: &Expr) -> bool {
-    if tid_divisor(expr).is_some_and(|d| d % WARPGROUP_THREADS == 0) {
-        return false;
+    fn per_warpgroup(expr: &Expr) -> Expr {
+        if tid_divisor(expr).is_some_and(|d| d % WARPGROUP_THREADS == 0) {
+            Expr::var(Var::BlockId)
+        } else {
+            expr.map_operands(&mut per_warpgroup)
+        }
     }
-    match expr {
-        Expr::Var(var) => *var == Var::ThreadId,
-        Expr::Const(_) => false,
-        Expr::Add(a, b)
-        | Expr::Sub(a, b)
-        | Expr::Mul(a, b)
-        | Expr::Div(a, b)
-        | Expr::Rem(a, b)
-        | Expr::And(a, b)
-        | Expr::Xor(a, b)
-        | Expr::Shr(a, b)
-        | Expr::Shl(a, b) => names_lane_of_warpgroup(a) || names_lane_of_warpgroup(b),
-    }
+    names_thread(&per_warpgroup(expr))
 }
 
 /// `d` where `expr` is `tid / d` (nested divisions by constants
