@@ -107,6 +107,7 @@ def timed(torch, name, ours, baseline, args, extra):
 # (fused source, its kernel, the plain GEMM's source, its kernel, the compute
 # capability the pair needs): the wgmma kernels run on 9.0 only.
 GEMM_PAIRS = [
+    ("examples/gemm_bias_relu_tma_sm90.gph", "gemm_bias_relu_tma_sm90", "examples/gemm_f16_tma_sm90.gph", "gemm_f16_tma_sm90", (9, 0)),
     ("examples/gemm_bias_relu_sm90.gph", "gemm_bias_relu_sm90", "examples/gemm_f16_sm90.gph", "gemm_f16_sm90_f16out", (9, 0)),
     ("examples/gemm_bias_relu.gph", "gemm_bias_relu", "examples/gemm_f16.gph", "gemm_f16_f16out", (8, 0)),
 ]
