@@ -331,6 +331,7 @@ fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
         ("STAGES", 3),
         ("MIN_BLOCKS", 2),
         ("MMA_PENDING", 0),
+        ("STAGED", 0),
     ];
     // BN = 160 is not a whole number of the 64-wide atoms an N-major B
     // needs: that configuration is for the K-major kernels.
