@@ -400,3 +400,33 @@ fn an_accumulating_store_is_one_vector_red_on_hopper_and_one_per_element_before(
     assert_eq!(count(&ampere, "red.global.add.f32"), 4, "{ampere}");
     assert_eq!(count(&ampere, ".v4"), 0, "{ampere}");
 }
+
+/// The any-K copies (`-D ALIGN=1`: a `Move<async, masked>` whose alignment
+/// is tested at run time) take both paths under predicates — the
+/// `cp.async` under "whole and aligned", the element loads and one 16-byte
+/// shared store under its negation — with no branch in between, so that
+/// ptxas can put the loads of all of a k-tile's chunks in flight together
+/// (docs/lowering.md, "Masked moves"). Each of the main loop's copies has
+/// its guarded `cp.async` and its guarded `st.shared.v4`.
+#[test]
+fn the_any_k_copies_of_the_warpgroup_gemm_do_not_branch() {
+    let text = example_kernels(
+        "gemm_f16_sm90.gph",
+        &[("ALIGN", 1)],
+        Arch::Sm90a,
+        &["gemm_f16_sm90_f16out"],
+    );
+    assert!(
+        !text.contains("masked_else"),
+        "a masked copy still branches"
+    );
+    let guarded = |needle: &str| {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with('@') && l.contains(needle))
+            .count()
+    };
+    let copies = guarded("cp.async.cg.shared.global");
+    assert!(copies > 0, "no guarded cp.async:\n{text}");
+    assert_eq!(guarded("st.shared.v4.b32"), copies, "{text}");
+    assert!(guarded("ld.global.b16") >= 8 * copies, "{text}");
+}

@@ -189,11 +189,12 @@ impl KernelLowering<'_, '_> {
                     self.out
                         .emit("and.pred", vec![fast.into(), fast.into(), aligned.into()])?;
                 }
-                self.either(
-                    fast,
-                    |this| this.zero_filling_copy(out, input, bytes, valid),
-                    |this| this.copy_elements(out, input, valid),
-                )
+                // Both paths under predicates, no branch: the loads of
+                // every chunk of a k-tile can then be in flight together
+                // (with a branch per chunk, each chunk's loads waited for
+                // the one before).
+                self.zero_filling_copy_when(fast, out, input, bytes, valid)?;
+                self.copy_elements_unless(fast, out, input, valid)
             }
             MemoryPattern::Load { .. } | MemoryPattern::Store { .. } if bounded.count == 1 => {
                 self.move_elements(pattern, out, input, valid)
@@ -421,6 +422,29 @@ impl KernelLowering<'_, '_> {
         bytes: u32,
         valid: Reg,
     ) -> Result<(), LowerError> {
+        self.zero_filling_copy_guarded(None, out, input, bytes, valid)
+    }
+
+    /// [`Self::zero_filling_copy`] executed only where `when` holds.
+    fn zero_filling_copy_when(
+        &mut self,
+        when: Reg,
+        out: &OperandInfo,
+        input: &OperandInfo,
+        bytes: u32,
+        valid: Reg,
+    ) -> Result<(), LowerError> {
+        self.zero_filling_copy_guarded(Some(Guard::when(when)), out, input, bytes, valid)
+    }
+
+    fn zero_filling_copy_guarded(
+        &mut self,
+        guard: Option<Guard>,
+        out: &OperandInfo,
+        input: &OperandInfo,
+        bytes: u32,
+        valid: Reg,
+    ) -> Result<(), LowerError> {
         let size = self.out.reg(RegClass::B32);
         let element = i64::from(input.scalar.bytes());
         self.out
@@ -432,8 +456,11 @@ impl KernelLowering<'_, '_> {
         } else {
             format!("cp.async.ca.shared.global/{bytes}/zfill")
         };
-        self.out
-            .emit(&name, vec![destination.into(), source.into(), size.into()])
+        let operands = vec![destination.into(), source.into(), size.into()];
+        match guard {
+            Some(guard) => self.out.emit_guarded(guard, &name, operands),
+            None => self.out.emit(&name, operands),
+        }
     }
 
     /// A predicate per element: element `e` exists (`e < valid`).
@@ -454,27 +481,32 @@ impl KernelLowering<'_, '_> {
             .collect()
     }
 
-    /// The copy of an unaligned partial tile into shared memory: each
-    /// element loaded under its predicate (0 where it does not exist) and
-    /// stored.
-    fn copy_elements(
+    /// The copy of an unaligned partial tile into shared memory where
+    /// `fast` does not hold, without a branch: each element loaded under
+    /// its predicate (0 where it does not exist), then the chunk stored to
+    /// shared memory under `!fast` as one vector of words (16-bit elements
+    /// packed in pairs), as `cp.async` would have written it.
+    fn copy_elements_unless(
         &mut self,
+        fast: Reg,
         out: &OperandInfo,
         input: &OperandInfo,
         valid: Reg,
     ) -> Result<(), LowerError> {
-        let class = if input.scalar.bytes() == 2 {
+        let sixteen = input.scalar.bytes() == 2;
+        let class = if sixteen {
             RegClass::B16
         } else {
             RegClass::B32
         };
-        let zero = if class == RegClass::B16 {
-            "mov.b16"
-        } else {
-            "mov.b32"
-        };
+        let zero = if sixteen { "mov.b16" } else { "mov.b32" };
+        let slow = self.out.reg(RegClass::Pred);
+        self.out.emit("not.pred", vec![slow.into(), fast.into()])?;
         let exists = self.element_predicates(input.count, valid)?;
+        let mut values = Vec::with_capacity(input.count);
         for (e, exists) in exists.into_iter().enumerate() {
+            self.out
+                .emit("and.pred", vec![exists.into(), exists.into(), slow.into()])?;
             let value = self.out.reg(class);
             self.out.emit(zero, vec![value.into(), imm(0)])?;
             let source = self.address(input, e)?;
@@ -483,13 +515,29 @@ impl KernelLowering<'_, '_> {
                 &access_name("ld", Memory::Global, 1, class),
                 vec![value.into(), source.into()],
             )?;
-            let destination = self.address(out, e)?;
-            self.out.emit(
-                &access_name("st", Memory::Shared, 1, class),
-                vec![destination.into(), value.into()],
-            )?;
+            values.push(value);
         }
-        Ok(())
+        let words = if sixteen {
+            let mut words = Vec::with_capacity(values.len() / 2);
+            for pair in values.chunks(2) {
+                let word = self.out.reg(RegClass::B32);
+                self.pack(word, pair[0], pair[1])?;
+                words.push(word);
+            }
+            words
+        } else {
+            values
+        };
+        let destination = self.address(out, 0)?;
+        let vector = match words.as_slice() {
+            [one] => Operand::Reg(*one),
+            many => Operand::Vector(many.to_vec()),
+        };
+        self.out.emit_guarded(
+            Guard::when(slow),
+            &access_name("st", Memory::Shared, words.len(), RegClass::B32),
+            vec![destination.into(), vector],
+        )
     }
 
     /// A load into or a store from registers, element by element, each
