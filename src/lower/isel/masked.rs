@@ -10,7 +10,9 @@
 //! global address is not proven aligned for the vector, the lowering tests
 //! the alignment at run time and takes the element-by-element path when it
 //! fails: a partial tile of a matrix whose rows are not 16-byte aligned
-//! (K = 1001 in fp16) is then still correct, only slower.
+//! (K = 1001 in fp16) is then still correct, only slower. A `cp.async`'s
+//! two paths are both emitted under predicates, without a branch, so that
+//! the loads of consecutive copies overlap.
 
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
