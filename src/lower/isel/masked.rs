@@ -19,7 +19,7 @@ use super::super::kernel::KernelLowering;
 use super::super::registers::half_class;
 use super::super::views::{ElementBound, OperandInfo};
 use super::memory::{MemoryPattern, check_access, check_size};
-use super::values::access_name;
+use super::values::{access_name, registers_operand};
 use super::{Matched, Plan, Progress, Reject, Request};
 use crate::ir::Memory;
 use crate::ptx::operand::AddressBase;
@@ -174,7 +174,7 @@ impl KernelLowering<'_, '_> {
                 // in full by a memory checker, past the tensor's end: only
                 // whole or empty copies use `cp.async`.
                 if proven && self.whole_or_empty(bounded) {
-                    return self.zero_filling_copy(out, input, bytes, valid);
+                    return self.zero_filling_copy(None, out, input, bytes, valid);
                 }
                 let count = imm(bounded.count as i64);
                 let whole = self.out.reg(RegClass::Pred);
@@ -195,7 +195,7 @@ impl KernelLowering<'_, '_> {
                 // every chunk of a k-tile can then be in flight together
                 // (with a branch per chunk, each chunk's loads waited for
                 // the one before).
-                self.zero_filling_copy_when(fast, out, input, bytes, valid)?;
+                self.zero_filling_copy(Some(fast), out, input, bytes, valid)?;
                 self.copy_elements_unless(fast, out, input, valid)
             }
             MemoryPattern::Load { .. } | MemoryPattern::Store { .. } if bounded.count == 1 => {
@@ -281,10 +281,7 @@ impl KernelLowering<'_, '_> {
         }
         let words = self.read_words(input)?;
         let address = self.address(out, 0)?;
-        let vector = match words.as_slice() {
-            [one] => Operand::Reg(*one),
-            many => Operand::Vector(many.to_vec()),
-        };
+        let vector = registers_operand(&words);
         self.out.emit_guarded(
             Guard::when(fast),
             &name(words.len(), words[0].class),
@@ -416,32 +413,11 @@ impl KernelLowering<'_, '_> {
         Ok(aligned)
     }
 
-    /// `cp.async` of `bytes` whose source size is `valid` elements.
+    /// `cp.async` of `bytes` whose source size is `valid` elements,
+    /// executed only where `when` holds, if given.
     fn zero_filling_copy(
         &mut self,
-        out: &OperandInfo,
-        input: &OperandInfo,
-        bytes: u32,
-        valid: Reg,
-    ) -> Result<(), LowerError> {
-        self.zero_filling_copy_guarded(None, out, input, bytes, valid)
-    }
-
-    /// [`Self::zero_filling_copy`] executed only where `when` holds.
-    fn zero_filling_copy_when(
-        &mut self,
-        when: Reg,
-        out: &OperandInfo,
-        input: &OperandInfo,
-        bytes: u32,
-        valid: Reg,
-    ) -> Result<(), LowerError> {
-        self.zero_filling_copy_guarded(Some(Guard::when(when)), out, input, bytes, valid)
-    }
-
-    fn zero_filling_copy_guarded(
-        &mut self,
-        guard: Option<Guard>,
+        when: Option<Reg>,
         out: &OperandInfo,
         input: &OperandInfo,
         bytes: u32,
@@ -459,8 +435,8 @@ impl KernelLowering<'_, '_> {
             format!("cp.async.ca.shared.global/{bytes}/zfill")
         };
         let operands = vec![destination.into(), source.into(), size.into()];
-        match guard {
-            Some(guard) => self.out.emit_guarded(guard, &name, operands),
+        match when {
+            Some(pred) => self.out.emit_guarded(Guard::when(pred), &name, operands),
             None => self.out.emit(&name, operands),
         }
     }
@@ -531,10 +507,7 @@ impl KernelLowering<'_, '_> {
             values
         };
         let destination = self.address(out, 0)?;
-        let vector = match words.as_slice() {
-            [one] => Operand::Reg(*one),
-            many => Operand::Vector(many.to_vec()),
-        };
+        let vector = registers_operand(&words);
         self.out.emit_guarded(
             Guard::when(slow),
             &access_name("st", Memory::Shared, words.len(), RegClass::B32),

@@ -34,7 +34,7 @@ pub fn access_name(op: &str, memory: Memory, count: usize, class: RegClass) -> S
     format!("{op}.{space}{vector}.{ty}")
 }
 
-fn registers_operand(regs: &[Reg]) -> Operand {
+pub(super) fn registers_operand(regs: &[Reg]) -> Operand {
     match regs {
         [one] => Operand::Reg(*one),
         many => Operand::Vector(many.to_vec()),
