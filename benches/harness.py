@@ -349,16 +349,19 @@ class Kernel:
             self.check_co_resident(grid, block, shared)
 
         # The launch's host cost is ours to keep small: at 10–20 µs kernels
-        # a back-to-back measurement is bound by it. Everything but the
-        # stream is converted once, here; the stream is read raw (PyTorch's
-        # current stream: the capturing one inside a graph capture).
+        # a back-to-back measurement is bound by it. The argument list is
+        # built once, here; a launch only writes the stream into its slot,
+        # read raw (PyTorch's current stream: the capturing one inside a
+        # graph capture).
         launch_sizes = [ctypes.c_uint(v) for v in (*grid, *block)] + [ctypes.c_uint(shared)]
         current_stream = current_raw_stream(torch)
         launcher = lib.cuLaunchCooperativeKernel if cooperative else lib.cuLaunchKernel
-        tail = () if cooperative else (None,)
+        stream = ctypes.c_void_p(0)
+        arguments = [function, *launch_sizes, stream, pointers] + ([] if cooperative else [None])
 
         def launch():
-            result = launcher(function, *launch_sizes, ctypes.c_void_p(current_stream()), pointers, *tail)
+            stream.value = current_stream()
+            result = launcher(*arguments)
             if result:
                 self.driver.check(result, "launching")
 
