@@ -390,8 +390,8 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
     );
     assert!(text.contains("  banks    "), "{text}");
 
-    // Without its sync the kernel races: FAIL, exit 1, each finding with
-    // its thread, instruction and (annotated) .gph line.
+    // Without its sync the kernel races, which the checker sees: refused
+    // before it runs (E0285), exit 2 (the file does not compile).
     let source = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mma_m16n8k16.gph"),
     )
@@ -405,15 +405,35 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
     let file = dir.path().join("racy.gph");
     std::fs::write(&file, racy).unwrap();
     let file = file.display().to_string();
+    let run = ptxgen(&["run", "--backend", "cpu", "--check", &file]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("error[E0285]"), "{}", stderr(&run));
+
+    // Without its `async_wait` a thread reads its copy before it lands,
+    // which only the run sees: FAIL, exit 1, each finding with its thread,
+    // instruction and (annotated) .gph line.
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/async_swizzle_copy.gph"),
+    )
+    .unwrap();
+    let early: String = source
+        .lines()
+        .filter(|line| line.trim() != "async_wait(0)")
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(early.len(), source.len(), "the example waits");
+    let file = dir.path().join("early.gph");
+    std::fs::write(&file, early).unwrap();
+    let file = file.display().to_string();
     let run = ptxgen(&["run", "--backend", "cpu", "--check", "--annotate", &file]);
     assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
     let text = stdout(&run);
-    assert!(text.contains("\nFAIL  mma_m16n8k16"), "{text}");
+    assert!(text.contains("\nFAIL  async_swizzle_copy"), "{text}");
     let finding = text
         .lines()
         .find(|line| line.starts_with("  finding  block 0 thread "))
         .unwrap_or_else(|| panic!("no finding line: {text}"));
-    assert!(finding.contains("race"), "{finding}");
+    assert!(finding.contains("read before its wait"), "{finding}");
     assert!(finding.contains("(.gph line "), "{finding}");
 
     // Without the `cuda` feature the CPU is the default, and the GPU says

@@ -168,6 +168,9 @@ pub const WRITTEN_TWICE: &str = "E0281";
 /// Two threads of a block that write one shared element with no `sync`
 /// between the writes.
 pub const UNSYNCHRONISED_WRITES: &str = "E0282";
+/// A thread of a block that reads a shared element another thread wrote,
+/// or writes one another thread read, with no `sync` between.
+pub const UNSYNCHRONISED_READ: &str = "E0285";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
@@ -197,7 +200,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 67] = [
+pub const ALL: [&str; 68] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -257,6 +260,7 @@ pub const ALL: [&str; 67] = [
     NOT_COVERED,
     WRITTEN_TWICE,
     UNSYNCHRONISED_WRITES,
+    UNSYNCHRONISED_READ,
     COVERAGE_NOT_PROVED,
     ADD_NOT_ACCUMULATED,
     MBARRIER_USE,

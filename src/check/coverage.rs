@@ -33,9 +33,9 @@ const SHOWN_MISSING: usize = 3;
 
 /// One write: by which `(block, thread)` pair, in which visit.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Writer {
-    pair: u32,
-    visit: u32,
+pub(super) struct Writer {
+    pub pair: u32,
+    pub visit: u32,
 }
 
 /// The elements of a view: which element lives at each buffer offset, and
@@ -294,35 +294,12 @@ fn check_sample(
     output: &View,
     dims: &[i64],
 ) -> Result<Vec<Diagnostic>, Undecided> {
-    let env = |var: Var| match var {
-        Var::Dim(dim) => dims.get(dim as usize).copied(),
-        Var::ThreadId | Var::BlockId | Var::Loop(_) => None,
-    };
-    let size = |levels: &[crate::ir::Level]| -> Result<usize, Undecided> {
-        let (offsets, _) = level_offsets(levels, &env)?;
-        Ok(offsets.len())
-    };
-    let launch = Launch {
-        dims: dims.to_vec(),
-        grid: size(&kernel.grid.levels)?,
-        block: size(&kernel.block.levels)?,
-    };
+    let SharedLayout {
+        launch,
+        start: shared_start,
+        per_block: shared_per_block,
+    } = SharedLayout::at(kernel, dims)?;
     let elements = Elements::of(kernel, output, output.ty.swizzle, dims)?;
-    // Shared buffers side by side, one copy per block.
-    let mut shared_start = vec![None; kernel.buffers.len()];
-    let mut shared_per_block = 0usize;
-    for (index, buffer) in kernel.buffers.iter().enumerate() {
-        if buffer.kind == BufferKind::Shared {
-            let elements = buffer.elements.eval(&env).map_err(|error| {
-                Undecided::Unevaluable(format!("`{}`: {error}", buffer.elements))
-            })?;
-            shared_start[index] = Some(shared_per_block);
-            shared_per_block += usize::try_from(elements).unwrap_or(0);
-        }
-    }
-    if (shared_per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
-        return Err(Undecided::TooLarge);
-    }
     let top = elements.offsets.iter().copied().max().unwrap_or(0);
     if top as u64 >= super::enumerate::WRITE_BUDGET {
         return Err(Undecided::TooLarge);
@@ -357,22 +334,7 @@ fn check_sample(
     let at = sample_text(kernel, dims);
     let mut found = Vec::new();
     if let Some((buffer, offset, earlier, later)) = tally.race {
-        let element = match kernel.buffers.get(buffer.0 as usize) {
-            Some(declared) => {
-                let declared_view = View {
-                    buffer,
-                    base: crate::expr::Expr::Const(0),
-                    ty: declared.ty.clone(),
-                    bounds: Vec::new(),
-                    span: declared.span,
-                };
-                Elements::of(kernel, &declared_view, declared.ty.swizzle, dims)
-                    .ok()
-                    .and_then(|all| all.index(offset).map(|index| all.describe(index)))
-                    .unwrap_or_else(|| format!("%{} at offset {offset}", declared.name))
-            }
-            None => format!("offset {offset}"),
-        };
+        let element = element_name(kernel, buffer, offset, dims);
         found.push(
             Diagnostic::error(
                 codes::UNSYNCHRONISED_WRITES,
@@ -447,6 +409,74 @@ fn check_sample(
     Ok(found)
 }
 
+/// The launch at one sample of the dims, and the shared buffers of a block
+/// laid side by side: what a walk that follows shared memory indexes.
+pub(super) struct SharedLayout {
+    pub launch: Launch,
+    /// Where each shared buffer's elements start (`None`: not shared).
+    pub start: Vec<Option<usize>>,
+    /// The shared elements of one block.
+    pub per_block: usize,
+}
+
+impl SharedLayout {
+    pub(super) fn at(kernel: &Kernel, dims: &[i64]) -> Result<SharedLayout, Undecided> {
+        let env = |var: Var| match var {
+            Var::Dim(dim) => dims.get(dim as usize).copied(),
+            Var::ThreadId | Var::BlockId | Var::Loop(_) => None,
+        };
+        let size = |levels: &[crate::ir::Level]| -> Result<usize, Undecided> {
+            let (offsets, _) = level_offsets(levels, &env)?;
+            Ok(offsets.len())
+        };
+        let launch = Launch {
+            dims: dims.to_vec(),
+            grid: size(&kernel.grid.levels)?,
+            block: size(&kernel.block.levels)?,
+        };
+        let mut start = vec![None; kernel.buffers.len()];
+        let mut per_block = 0usize;
+        for (index, buffer) in kernel.buffers.iter().enumerate() {
+            if buffer.kind == BufferKind::Shared {
+                let elements = buffer.elements.eval(&env).map_err(|error| {
+                    Undecided::Unevaluable(format!("`{}`: {error}", buffer.elements))
+                })?;
+                start[index] = Some(per_block);
+                per_block += usize::try_from(elements).unwrap_or(0);
+            }
+        }
+        if (per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
+            return Err(Undecided::TooLarge);
+        }
+        Ok(SharedLayout {
+            launch,
+            start,
+            per_block,
+        })
+    }
+}
+
+/// Element `offset` of a buffer as written in the language (`%tile[3, 0]`),
+/// or the offset itself where it cannot be told.
+pub(super) fn element_name(kernel: &Kernel, buffer: BufferId, offset: i64, dims: &[i64]) -> String {
+    match kernel.buffers.get(buffer.0 as usize) {
+        Some(declared) => {
+            let declared_view = View {
+                buffer,
+                base: crate::expr::Expr::Const(0),
+                ty: declared.ty.clone(),
+                bounds: Vec::new(),
+                span: declared.span,
+            };
+            Elements::of(kernel, &declared_view, declared.ty.swizzle, dims)
+                .ok()
+                .and_then(|all| all.index(offset).map(|index| all.describe(index)))
+                .unwrap_or_else(|| format!("%{} at offset {offset}", declared.name))
+        }
+        None => format!("offset {offset}"),
+    }
+}
+
 /// The faults of accumulating stores (`Move<add>`) the walk found: an add
 /// into an output the outermost spec overwrites, or an element both added
 /// into and overwritten.
@@ -501,7 +531,12 @@ fn add_diagnostics(
 }
 
 /// `block B, thread T (k = 1, i = 0)`.
-fn describe_writer(kernel: &Kernel, launch: &Launch, visits: &[Visit<'_>], who: Writer) -> String {
+pub(super) fn describe_writer(
+    kernel: &Kernel,
+    launch: &Launch,
+    visits: &[Visit<'_>],
+    who: Writer,
+) -> String {
     let mut text = format!(
         "block {}, thread {}",
         who.pair as usize / launch.block,
@@ -525,7 +560,7 @@ fn describe_writer(kernel: &Kernel, launch: &Launch, visits: &[Visit<'_>], who: 
 }
 
 /// `"; checked with B = 1, K = 64"`, or nothing for a kernel without dims.
-fn sample_text(kernel: &Kernel, dims: &[i64]) -> String {
+pub(super) fn sample_text(kernel: &Kernel, dims: &[i64]) -> String {
     if dims.is_empty() {
         return String::new();
     }

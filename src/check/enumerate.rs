@@ -13,6 +13,10 @@
 //! every statement of a body (specs are executed by groups derived from the
 //! launch groups, which name every thread), so only `if` narrows the pairs.
 //!
+//! A walk may follow reads too (`Walk::run_with_reads`): then an atomic
+//! spec's inputs in followed buffers are reported before its outputs, and a
+//! collective spec's lanes that name the same view report it once.
+//!
 //! An index expression is split into its terms over the thread id alone,
 //! the block id alone, and both, with the dims and loop variables bound: the
 //! first two are tabulated once per visit, so a write costs additions.
@@ -51,6 +55,9 @@ pub(super) struct Visit<'k> {
     /// Whether the lanes of one instance of its executing group write
     /// together (a collective instruction writes an element they share once).
     pub collective: bool,
+    /// Which execution of an atomic spec this is (the visits of its inputs
+    /// and outputs share it).
+    pub execution: usize,
 }
 
 /// What the walk reports.
@@ -65,6 +72,17 @@ pub(super) trait Observer {
         pair: usize,
         offset: i64,
     );
+    /// `pair` reads `offset` of `buffer` during visit `visit` (reported by
+    /// a walk that follows reads only).
+    fn read(
+        &mut self,
+        _visits: &[Visit<'_>],
+        _visit: usize,
+        _buffer: BufferId,
+        _pair: usize,
+        _offset: i64,
+    ) {
+    }
     /// A `sync` executed by the block.
     fn barrier(&mut self);
 }
@@ -226,9 +244,13 @@ impl PerPair {
 pub(super) struct Walk<'k, 'o> {
     launch: &'k Launch,
     followed: &'k dyn Fn(BufferId) -> bool,
+    /// Whether inputs are followed as well as outputs.
+    reads: bool,
     observer: &'o mut dyn Observer,
     loops: Vec<(u32, i64)>,
     visits: Vec<Visit<'k>>,
+    /// Atomic spec executions so far.
+    executions: usize,
     spent: u64,
 }
 
@@ -241,12 +263,34 @@ impl<'k, 'o> Walk<'k, 'o> {
         followed: &'k dyn Fn(BufferId) -> bool,
         observer: &'o mut dyn Observer,
     ) -> Result<Vec<Visit<'k>>, Undecided> {
+        Self::walk(kernel, launch, followed, false, observer)
+    }
+
+    /// [`Walk::run`], reporting the reads of followed buffers as well.
+    pub(super) fn run_with_reads(
+        kernel: &'k Kernel,
+        launch: &'k Launch,
+        followed: &'k dyn Fn(BufferId) -> bool,
+        observer: &'o mut dyn Observer,
+    ) -> Result<Vec<Visit<'k>>, Undecided> {
+        Self::walk(kernel, launch, followed, true, observer)
+    }
+
+    fn walk(
+        kernel: &'k Kernel,
+        launch: &'k Launch,
+        followed: &'k dyn Fn(BufferId) -> bool,
+        reads: bool,
+        observer: &'o mut dyn Observer,
+    ) -> Result<Vec<Visit<'k>>, Undecided> {
         let mut walk = Walk {
             launch,
             followed,
+            reads,
             observer,
             loops: Vec::new(),
             visits: Vec::new(),
+            executions: 0,
             spent: 0,
         };
         let live = vec![true; launch.grid * launch.block];
@@ -367,7 +411,11 @@ impl<'k, 'o> Walk<'k, 'o> {
     }
 
     fn for_stmt(&mut self, for_stmt: &'k ir::ForStmt, live: &[bool]) -> Result<(), Undecided> {
-        if !writes_followed(&for_stmt.body, self.followed) && !has_sync(&for_stmt.body) {
+        let follows = Follows {
+            buffers: self.followed,
+            reads: self.reads,
+        };
+        if !follows.touched(&for_stmt.body) && !has_sync(&for_stmt.body) {
             return Ok(());
         }
         let lo = self.scalar(&for_stmt.lo)?;
@@ -383,12 +431,15 @@ impl<'k, 'o> Walk<'k, 'o> {
         } else {
             0
         };
-        if !mentions_loop(&for_stmt.body, for_stmt.var, self.followed) {
+        if !follows.mentions_loop(&for_stmt.body, for_stmt.var) {
             // The same writes again: a second time shows an overwrite
             // repeated or a race across iterations; a body that only adds
-            // into its elements shows nothing new after the first.
-            let repeats =
-                overwrites_followed(&for_stmt.body, self.followed) || has_sync(&for_stmt.body);
+            // into its elements shows nothing new after the first (a walk
+            // of reads repeats any body it follows: a read of one
+            // iteration may race with a write of the next).
+            let repeats = self.reads
+                || overwrites_followed(&for_stmt.body, self.followed)
+                || has_sync(&for_stmt.body);
             count = count.min(if repeats { 2 } else { 1 });
         }
         for iteration in 0..count {
@@ -426,58 +477,91 @@ impl<'k, 'o> Walk<'k, 'o> {
     }
 
     fn spec(&mut self, spec: &'k SpecStmt, live: &[bool]) -> Result<(), Undecided> {
-        for output in &spec.outputs {
-            if !(self.followed)(output.buffer) {
-                continue;
+        let execution = self.executions;
+        self.executions += 1;
+        let inputs: &'k [ir::View] = if self.reads { &spec.inputs } else { &[] };
+        let views = inputs
+            .iter()
+            .map(|view| (false, view))
+            .chain(spec.outputs.iter().map(|view| (true, view)));
+        for (writes, view) in views {
+            if (self.followed)(view.buffer) {
+                self.view(spec, execution, view, writes, live)?;
             }
-            let (offsets, _) = level_offsets(&output.ty.levels, &|var| match self.env()(var) {
+        }
+        Ok(())
+    }
+
+    /// Reports each element of `view` for every live pair: a write of the
+    /// spec's output, or a read of its input.
+    fn view(
+        &mut self,
+        spec: &'k SpecStmt,
+        execution: usize,
+        output: &'k ir::View,
+        writes: bool,
+        live: &[bool],
+    ) -> Result<(), Undecided> {
+        let (offsets, _) = level_offsets(&output.ty.levels, &|var| match self.env()(var) {
+            Some(Expr::Const(value)) => Some(value),
+            Some(_) | None => None,
+        })?;
+        let base = self.per_pair(&output.base)?;
+        // A view of a partial tile writes only its elements inside the
+        // tensor (a masked move skips the others; a guard keeps them in).
+        let mut bounds = Vec::with_capacity(output.bounds.len());
+        for bound in &output.bounds {
+            let (coordinates, _) = level_offsets(&bound.levels, &|var| match self.env()(var) {
                 Some(Expr::Const(value)) => Some(value),
                 Some(_) | None => None,
             })?;
-            let base = self.per_pair(&output.base)?;
-            // A view of a partial tile writes only its elements inside the
-            // tensor (a masked move skips the others; a guard keeps them in).
-            let mut bounds = Vec::with_capacity(output.bounds.len());
-            for bound in &output.bounds {
-                let (coordinates, _) =
-                    level_offsets(&bound.levels, &|var| match self.env()(var) {
-                        Some(Expr::Const(value)) => Some(value),
-                        Some(_) | None => None,
-                    })?;
-                let origin = self.per_pair(&bound.origin)?;
-                let extent = self.scalar(&bound.extent)?;
-                bounds.push((coordinates, origin, extent));
+            let origin = self.per_pair(&bound.origin)?;
+            let extent = self.scalar(&bound.extent)?;
+            bounds.push((coordinates, origin, extent));
+        }
+        let visit = self.visits.len();
+        let collective = instance_size(&spec.threads) != Some(1);
+        self.visits.push(Visit {
+            spec,
+            loops: self.loops.clone(),
+            collective,
+            execution,
+        });
+        // The lanes of a collective spec that name one view read it once.
+        let mut seen = std::collections::BTreeSet::new();
+        let swizzle: Option<Swizzle> = output.ty.swizzle;
+        for (pair, _) in live.iter().enumerate().filter(|(_, l)| **l) {
+            let origin = base.value(self.launch, pair)?;
+            let starts = bounds
+                .iter()
+                .map(|(_, start, _)| start.value(self.launch, pair))
+                .collect::<Result<Vec<i64>, Undecided>>()?;
+            if !writes
+                && collective
+                && !seen.insert((pair / self.launch.block, origin, starts.clone()))
+            {
+                continue;
             }
-            let count = live.iter().filter(|l| **l).count() as u64;
-            self.charge(count * offsets.len() as u64)?;
-            let visit = self.visits.len();
-            self.visits.push(Visit {
-                spec,
-                loops: self.loops.clone(),
-                collective: instance_size(&spec.threads) != Some(1),
-            });
-            let swizzle: Option<Swizzle> = output.ty.swizzle;
-            for (pair, _) in live.iter().enumerate().filter(|(_, l)| **l) {
-                let origin = base.value(self.launch, pair)?;
-                let starts = bounds
-                    .iter()
-                    .map(|(_, start, _)| start.value(self.launch, pair))
-                    .collect::<Result<Vec<i64>, Undecided>>()?;
-                for (element, offset) in offsets.iter().enumerate() {
-                    let outside =
-                        bounds
-                            .iter()
-                            .zip(&starts)
-                            .any(|((coordinates, _, extent), start)| {
-                                start + coordinates[element] >= *extent
-                            });
-                    if outside {
-                        continue;
-                    }
-                    let unswizzled = origin + offset;
-                    let offset = swizzle.map_or(unswizzled, |s| s.apply(unswizzled));
+            self.charge(offsets.len() as u64)?;
+            for (element, offset) in offsets.iter().enumerate() {
+                let outside =
+                    bounds
+                        .iter()
+                        .zip(&starts)
+                        .any(|((coordinates, _, extent), start)| {
+                            start + coordinates[element] >= *extent
+                        });
+                if outside {
+                    continue;
+                }
+                let unswizzled = origin + offset;
+                let offset = swizzle.map_or(unswizzled, |s| s.apply(unswizzled));
+                if writes {
                     self.observer
                         .write(&self.visits, visit, output.buffer, pair, offset);
+                } else {
+                    self.observer
+                        .read(&self.visits, visit, output.buffer, pair, offset);
                 }
             }
         }
@@ -529,25 +613,78 @@ fn instance_size(group: &ir::GroupType) -> Option<i64> {
         .try_fold(1i64, |size, extent| Some(size * extent.as_const()?))
 }
 
-/// Whether an atomic spec among `stmts` writes a followed buffer.
-fn writes_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> bool {
-    stmts.iter().any(|stmt| match stmt {
-        Stmt::Spec(spec) => match &spec.body {
-            Some(body) => writes_followed(body, followed),
-            None => spec.outputs.iter().any(|view| followed(view.buffer)),
-        },
-        Stmt::For(for_stmt) => writes_followed(&for_stmt.body, followed),
-        Stmt::If(if_stmt) => {
-            writes_followed(&if_stmt.then_body, followed)
-                || writes_followed(&if_stmt.else_body, followed)
-        }
-        Stmt::Sync { .. }
-        | Stmt::Commit { .. }
-        | Stmt::Wait { .. }
-        | Stmt::Arrive { .. }
-        | Stmt::WaitPhase { .. }
-        | Stmt::SetMaxRegisters { .. } => false,
-    })
+/// What a walk follows: writes into some buffers, and perhaps reads.
+struct Follows<'f> {
+    buffers: &'f dyn Fn(BufferId) -> bool,
+    reads: bool,
+}
+
+impl Follows<'_> {
+    /// The views of an atomic spec that the walk reports.
+    fn views<'s>(&self, spec: &'s SpecStmt) -> impl Iterator<Item = &'s ir::View> {
+        let inputs: &'s [ir::View] = if self.reads { &spec.inputs } else { &[] };
+        inputs
+            .iter()
+            .chain(&spec.outputs)
+            .filter(|view| (self.buffers)(view.buffer))
+    }
+
+    /// Whether an atomic spec among `stmts` touches a followed buffer.
+    fn touched(&self, stmts: &[Stmt]) -> bool {
+        stmts.iter().any(|stmt| match stmt {
+            Stmt::Spec(spec) => match &spec.body {
+                Some(body) => self.touched(body),
+                None => self.views(spec).next().is_some(),
+            },
+            Stmt::For(for_stmt) => self.touched(&for_stmt.body),
+            Stmt::If(if_stmt) => {
+                self.touched(&if_stmt.then_body) || self.touched(&if_stmt.else_body)
+            }
+            Stmt::Sync { .. }
+            | Stmt::Commit { .. }
+            | Stmt::Wait { .. }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => false,
+        })
+    }
+
+    /// Whether loop variable `var` decides anything the walk sees in
+    /// `stmts`: a followed view's base or levels, a condition, an inner
+    /// loop's bounds. A loop whose variable does not repeats the same
+    /// accesses and barriers.
+    fn mentions_loop(&self, stmts: &[Stmt], var: u32) -> bool {
+        let names = |expr: &Expr| expr.vars().contains(&Var::Loop(var));
+        let level_names = |level: &ir::Level| {
+            level.shape.leaves().into_iter().any(names)
+                || level.stride.leaves().into_iter().any(names)
+        };
+        stmts.iter().any(|stmt| match stmt {
+            Stmt::Spec(spec) => match &spec.body {
+                Some(body) => self.mentions_loop(body, var),
+                None => self
+                    .views(spec)
+                    .any(|view| names(&view.base) || view.ty.levels.iter().any(level_names)),
+            },
+            Stmt::For(inner) => {
+                names(&inner.lo)
+                    || names(&inner.hi)
+                    || names(&inner.step)
+                    || self.mentions_loop(&inner.body, var)
+            }
+            Stmt::If(if_stmt) => {
+                cond_names(&if_stmt.cond, &names)
+                    || self.mentions_loop(&if_stmt.then_body, var)
+                    || self.mentions_loop(&if_stmt.else_body, var)
+            }
+            Stmt::Sync { .. }
+            | Stmt::Commit { .. }
+            | Stmt::Wait { .. }
+            | Stmt::Arrive { .. }
+            | Stmt::WaitPhase { .. }
+            | Stmt::SetMaxRegisters { .. } => false,
+        })
+    }
 }
 
 /// Whether an atomic spec among `stmts` writes a followed buffer without
@@ -585,42 +722,6 @@ fn has_sync(stmts: &[Stmt]) -> bool {
         Stmt::If(if_stmt) => has_sync(&if_stmt.then_body) || has_sync(&if_stmt.else_body),
         Stmt::Sync { .. } => true,
         Stmt::Commit { .. }
-        | Stmt::Wait { .. }
-        | Stmt::Arrive { .. }
-        | Stmt::WaitPhase { .. }
-        | Stmt::SetMaxRegisters { .. } => false,
-    })
-}
-
-/// Whether loop variable `var` decides anything the walk sees in `stmts`:
-/// a followed write's base or levels, a condition, an inner loop's bounds.
-/// A loop whose variable does not repeats the same writes and barriers.
-fn mentions_loop(stmts: &[Stmt], var: u32, followed: &dyn Fn(BufferId) -> bool) -> bool {
-    let names = |expr: &Expr| expr.vars().contains(&Var::Loop(var));
-    let level_names = |level: &ir::Level| {
-        level.shape.leaves().into_iter().any(names) || level.stride.leaves().into_iter().any(names)
-    };
-    stmts.iter().any(|stmt| match stmt {
-        Stmt::Spec(spec) => match &spec.body {
-            Some(body) => mentions_loop(body, var, followed),
-            None => spec.outputs.iter().any(|view| {
-                followed(view.buffer)
-                    && (names(&view.base) || view.ty.levels.iter().any(level_names))
-            }),
-        },
-        Stmt::For(inner) => {
-            names(&inner.lo)
-                || names(&inner.hi)
-                || names(&inner.step)
-                || mentions_loop(&inner.body, var, followed)
-        }
-        Stmt::If(if_stmt) => {
-            cond_names(&if_stmt.cond, &names)
-                || mentions_loop(&if_stmt.then_body, var, followed)
-                || mentions_loop(&if_stmt.else_body, var, followed)
-        }
-        Stmt::Sync { .. }
-        | Stmt::Commit { .. }
         | Stmt::Wait { .. }
         | Stmt::Arrive { .. }
         | Stmt::WaitPhase { .. }

@@ -31,6 +31,7 @@ mod ints;
 mod lanes;
 mod occupancy;
 mod pending;
+mod races;
 mod ranges;
 mod rules;
 mod session;

@@ -113,6 +113,9 @@ impl Checker {
             for diagnostic in super::coverage::check_writes(&checked) {
                 self.report(diagnostic);
             }
+            for diagnostic in super::races::check_races(&checked) {
+                self.report(diagnostic);
+            }
         }
         Ok(checked)
     }

@@ -8,6 +8,7 @@ mod contract;
 mod coverage;
 mod examples;
 mod partial;
+mod races;
 mod rules;
 mod session;
 mod types;

@@ -1,0 +1,68 @@
+//! Races between reads and writes of shared memory (`E0285`): a thread
+//! reading what another wrote, or writing what another read, needs a `sync`
+//! between; its own elements it may read and rewrite freely; a collective
+//! read (`ldmatrix`) hands its lanes what other lanes wrote; a spec whose
+//! outermost is the generic `Spec` (no coverage walk) is walked too.
+
+use super::codes_of;
+use crate::check::codes;
+
+/// Each of 64 threads writes `%tile[WRITE]`, then `BETWEEN`, then reads
+/// `%tile[READ]` into `%dst[@i]`, then `AFTER`.
+fn stage(write: &str, between: &str, read: &str, after: &str) -> String {
+    format!(
+        "%src:[64].fp32.GL\n%dst:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+         %dst <- ROOT<<<#b, #t>>>(%src) {{\n\
+         @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+         %tile:[64].fp32.SH\n\
+         %tile[{write}] <- Move<<<#one, #me>>>(%src[@i])\n\
+         {between}\n\
+         %dst[@i] <- Move<<<#one, #me>>>(%tile[{read}])\n\
+         {after}\n}}\n"
+    )
+}
+
+#[test]
+fn a_read_of_another_threads_write_needs_a_sync() {
+    let root = |text: String| text.replace("ROOT", "Move");
+    assert_eq!(
+        codes_of(&root(stage("@i", "", "63 - @i", ""))),
+        [codes::UNSYNCHRONISED_READ]
+    );
+    assert_eq!(
+        codes_of(&root(stage("@i", "sync", "63 - @i", ""))),
+        Vec::<&str>::new()
+    );
+    // Its own element, a thread reads back without one.
+    assert_eq!(
+        codes_of(&root(stage("@i", "", "@i", ""))),
+        Vec::<&str>::new()
+    );
+}
+
+#[test]
+fn a_write_of_what_another_thread_read_needs_a_sync() {
+    // After the barrier each thread reads its neighbour's element, then
+    // overwrites its own, which its other neighbour may not have read yet.
+    let rewrite = "%tile[@i] <- Move<<<#one, #me>>>(%src[@i])";
+    let text = stage("@i", "sync", "63 - @i", rewrite).replace("ROOT", "Spec");
+    assert_eq!(codes_of(&text), [codes::UNSYNCHRONISED_READ]);
+    let fenced =
+        stage("@i", "sync", "63 - @i", &format!("sync\n{rewrite}")).replace("ROOT", "Spec");
+    assert_eq!(codes_of(&fenced), Vec::<&str>::new());
+}
+
+#[test]
+fn an_ldmatrix_reads_what_other_lanes_wrote() {
+    let path = format!("{}/examples/mma_m16n8k16.gph", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).expect("example");
+    assert_eq!(codes_of(&src), Vec::<&str>::new());
+    // The one `sync` between the staging stores and the `ldmatrix`.
+    assert_eq!(
+        src.matches("\n        sync\n").count(),
+        1,
+        "the example changed"
+    );
+    let unsynchronised = src.replace("\n        sync\n", "\n");
+    assert_eq!(codes_of(&unsynchronised), [codes::UNSYNCHRONISED_READ]);
+}
