@@ -409,32 +409,37 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
     assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
     assert!(stderr(&run).contains("error[E0285]"), "{}", stderr(&run));
 
-    // Without its `async_wait` a thread reads its copy before it lands,
-    // which only the run sees: FAIL, exit 1, each finding with its thread,
-    // instruction and (annotated) .gph line.
-    let source = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/async_swizzle_copy.gph"),
-    )
-    .unwrap();
-    let early: String = source
-        .lines()
-        .filter(|line| line.trim() != "async_wait(0)")
-        .map(|line| format!("{line}\n"))
-        .collect();
-    assert_ne!(early.len(), source.len(), "the example waits");
-    let file = dir.path().join("early.gph");
-    std::fs::write(&file, early).unwrap();
+    // A read of shared elements no thread wrote is legal source that only
+    // the run sees: FAIL, exit 1, each finding with its thread, instruction
+    // and (annotated) .gph line.
+    let unwritten = "kernel unwritten {
+    %src:[64].fp32.GL
+    %dst:[64].fp32.GL
+    #b:[1].block
+    #t:[64].thread
+    %dst <- Move<<<#b, #t>>>(%src) {
+        @i = #t.indices()
+        #one:[].block = #b.scalar()
+        #me:[].thread = #t.scalar()
+        %tile:[128].fp32.SH
+        %tile[@i] <- Move<<<#one, #me>>>(%src[@i])
+        sync
+        %dst[@i] <- Move<<<#one, #me>>>(%tile[@i + 64])
+    }
+}
+";
+    let file = dir.path().join("unwritten.gph");
+    std::fs::write(&file, unwritten).unwrap();
     let file = file.display().to_string();
     let run = ptxgen(&["run", "--backend", "cpu", "--check", "--annotate", &file]);
     assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
     let text = stdout(&run);
-    assert!(text.contains("\nFAIL  async_swizzle_copy"), "{text}");
+    assert!(text.contains("\nFAIL  unwritten"), "{text}");
     let finding = text
         .lines()
         .find(|line| line.starts_with("  finding  block 0 thread "))
         .unwrap_or_else(|| panic!("no finding line: {text}"));
-    assert!(finding.contains("read before its wait"), "{finding}");
-    assert!(finding.contains("(.gph line "), "{finding}");
+    assert!(finding.contains("(.gph line 13:"), "{finding}");
 
     // Without the `cuda` feature the CPU is the default, and the GPU says
     // how to get it (exit 2).

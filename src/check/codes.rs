@@ -171,6 +171,9 @@ pub const UNSYNCHRONISED_WRITES: &str = "E0282";
 /// A thread of a block that reads a shared element another thread wrote,
 /// or writes one another thread read, with no `sync` between.
 pub const UNSYNCHRONISED_READ: &str = "E0285";
+/// A read of a shared element that a `cp.async` writes, before an
+/// `async_wait` of the copying thread has seen its group complete.
+pub const ASYNC_EARLY_READ: &str = "E0286";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
@@ -200,7 +203,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 68] = [
+pub const ALL: [&str; 69] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -261,6 +264,7 @@ pub const ALL: [&str; 68] = [
     WRITTEN_TWICE,
     UNSYNCHRONISED_WRITES,
     UNSYNCHRONISED_READ,
+    ASYNC_EARLY_READ,
     COVERAGE_NOT_PROVED,
     ADD_NOT_ACCUMULATED,
     MBARRIER_USE,

@@ -22,7 +22,7 @@
 //! first two are tabulated once per visit, so a write costs additions.
 
 use crate::expr::{Expr, Var};
-use crate::ir::{self, BufferId, Cond, Kernel, Requirement, SpecStmt, Stmt};
+use crate::ir::{self, AsyncQueue, BufferId, Cond, Kernel, Requirement, SpecStmt, Stmt};
 use crate::layout::Swizzle;
 
 use super::blockwide::is_block_reduction;
@@ -83,6 +83,11 @@ pub(super) trait Observer {
         _offset: i64,
     ) {
     }
+    /// An `async_commit` executed by the `live` pairs (reported to every
+    /// observer; a walk that follows reads walks every loop that has one).
+    fn commit(&mut self, _live: &[bool]) {}
+    /// An `async_wait(pending)` executed by the `live` pairs.
+    fn wait(&mut self, _live: &[bool], _pending: u32) {}
     /// A `sync` executed by the block.
     fn barrier(&mut self);
 }
@@ -400,8 +405,23 @@ impl<'k, 'o> Walk<'k, 'o> {
                     }
                 }
                 Stmt::Sync { .. } => self.observer.barrier(),
-                Stmt::Commit { .. }
-                | Stmt::Wait { .. }
+                Stmt::Commit {
+                    queue: AsyncQueue::Copies,
+                    ..
+                } => self.observer.commit(live),
+                Stmt::Wait {
+                    queue: AsyncQueue::Copies,
+                    pending,
+                    ..
+                } => self.observer.wait(live, *pending),
+                Stmt::Commit {
+                    queue: AsyncQueue::Mma,
+                    ..
+                }
+                | Stmt::Wait {
+                    queue: AsyncQueue::Mma,
+                    ..
+                }
                 | Stmt::Arrive { .. }
                 | Stmt::WaitPhase { .. }
                 | Stmt::SetMaxRegisters { .. } => {}
@@ -415,7 +435,10 @@ impl<'k, 'o> Walk<'k, 'o> {
             buffers: self.followed,
             reads: self.reads,
         };
-        if !follows.touched(&for_stmt.body) && !has_sync(&for_stmt.body) {
+        // A walk of reads counts each thread's copy groups, so it walks
+        // every commit and wait, each time.
+        let groups = self.reads && has_copy_groups(&for_stmt.body);
+        if !follows.touched(&for_stmt.body) && !has_sync(&for_stmt.body) && !groups {
             return Ok(());
         }
         let lo = self.scalar(&for_stmt.lo)?;
@@ -431,7 +454,7 @@ impl<'k, 'o> Walk<'k, 'o> {
         } else {
             0
         };
-        if !follows.mentions_loop(&for_stmt.body, for_stmt.var) {
+        if !follows.mentions_loop(&for_stmt.body, for_stmt.var) && !groups {
             // The same writes again: a second time shows an overwrite
             // repeated or a race across iterations; a body that only adds
             // into its elements shows nothing new after the first (a walk
@@ -706,6 +729,22 @@ fn overwrites_followed(stmts: &[Stmt], followed: &dyn Fn(BufferId) -> bool) -> b
         Stmt::Sync { .. }
         | Stmt::Commit { .. }
         | Stmt::Wait { .. }
+        | Stmt::Arrive { .. }
+        | Stmt::WaitPhase { .. }
+        | Stmt::SetMaxRegisters { .. } => false,
+    })
+}
+
+/// Whether `stmts` commit or wait for `cp.async` groups.
+fn has_copy_groups(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Spec(spec) => spec.body.as_deref().is_some_and(has_copy_groups),
+        Stmt::For(for_stmt) => has_copy_groups(&for_stmt.body),
+        Stmt::If(if_stmt) => {
+            has_copy_groups(&if_stmt.then_body) || has_copy_groups(&if_stmt.else_body)
+        }
+        Stmt::Commit { queue, .. } | Stmt::Wait { queue, .. } => *queue == AsyncQueue::Copies,
+        Stmt::Sync { .. }
         | Stmt::Arrive { .. }
         | Stmt::WaitPhase { .. }
         | Stmt::SetMaxRegisters { .. } => false,

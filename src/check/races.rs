@@ -44,17 +44,29 @@ struct Element {
     /// The last read, and whether another thread read it in the same
     /// interval too.
     read: Option<(Access, bool)>,
+    /// The last write, when it was a `cp.async`: with the issuing thread's
+    /// copy group it belongs to.
+    copy: Option<(Who, u32)>,
 }
 
 /// The first race the walk found: the element's buffer and offset, the
 /// earlier access, the later one, and whether the later one is the read.
 type Race = (BufferId, i64, Access, Access, bool);
 
+/// The first read of a `cp.async`'s element before it landed: the
+/// element's buffer and offset, the copy, the read.
+type EarlyRead = (BufferId, i64, Who, Who);
+
 struct Tally<'l> {
     layout: &'l SharedLayout,
     elements: Vec<Element>,
     interval: u32,
     race: Option<Race>,
+    /// Per pair: its `async_commit`s so far (the number of its open copy
+    /// group), and the groups below which an `async_wait` saw complete.
+    opened: Vec<u32>,
+    landed: Vec<u32>,
+    early: Option<EarlyRead>,
 }
 
 impl Tally<'_> {
@@ -69,7 +81,8 @@ impl Tally<'_> {
         }
     }
 
-    fn slot(&mut self, buffer: BufferId, pair: usize, offset: i64) -> Option<&mut Element> {
+    /// Where element `offset` of `buffer` of `pair`'s block is remembered.
+    fn slot(&self, buffer: BufferId, pair: usize, offset: i64) -> Option<usize> {
         let start = self
             .layout
             .start
@@ -78,7 +91,7 @@ impl Tally<'_> {
             .flatten()?;
         let block = pair / self.layout.launch.block;
         let at = block * self.layout.per_block + start + usize::try_from(offset).ok()?;
-        self.elements.get_mut(at)
+        (at < self.elements.len()).then_some(at)
     }
 }
 
@@ -103,10 +116,16 @@ impl Observer for Tally<'_> {
         }
         let interval = self.interval;
         let now = self.access(visit, pair);
+        let copy = visits[visit]
+            .spec
+            .kind
+            .is_async_copy()
+            .then(|| (now.who, self.opened[pair]));
         let mut found = None;
-        let Some(element) = self.slot(buffer, pair, offset) else {
+        let Some(at) = self.slot(buffer, pair, offset) else {
             return;
         };
+        let element = &mut self.elements[at];
         if let Some((read, several)) = element.read
             && read.interval == interval
             && (several || !together(visits, read.who, now.who))
@@ -114,6 +133,7 @@ impl Observer for Tally<'_> {
             found = Some((buffer, offset, read, now, false));
         }
         element.write = Some(now);
+        element.copy = copy;
         if self.race.is_none() {
             self.race = found;
         }
@@ -130,9 +150,10 @@ impl Observer for Tally<'_> {
         let interval = self.interval;
         let now = self.access(visit, pair);
         let mut found = None;
-        let Some(element) = self.slot(buffer, pair, offset) else {
+        let Some(at) = self.slot(buffer, pair, offset) else {
             return;
         };
+        let element = &mut self.elements[at];
         // A collective read hands each lane elements other lanes name:
         // only a write of its own execution is ordered before it.
         let collective = visits[visit].collective;
@@ -151,6 +172,12 @@ impl Observer for Tally<'_> {
         {
             found = Some((buffer, offset, write, now, true));
         }
+        // A copy lands when its own thread's `async_wait` sees its group
+        // complete (a copy not yet committed is in no group a wait sees).
+        let early = element
+            .copy
+            .filter(|(copier, group)| *group >= self.landed[copier.pair as usize])
+            .map(|(copier, _)| (buffer, offset, copier, now.who));
         element.read = match element.read {
             Some((read, several)) if read.interval == interval => {
                 Some((read, several || !together(visits, read.who, now.who)))
@@ -159,6 +186,27 @@ impl Observer for Tally<'_> {
         };
         if self.race.is_none() {
             self.race = found;
+        }
+        if self.early.is_none() {
+            self.early = early;
+        }
+    }
+
+    fn commit(&mut self, live: &[bool]) {
+        for (opened, _) in self.opened.iter_mut().zip(live).filter(|(_, l)| **l) {
+            *opened += 1;
+        }
+    }
+
+    fn wait(&mut self, live: &[bool], pending: u32) {
+        for ((landed, opened), _) in self
+            .landed
+            .iter_mut()
+            .zip(&self.opened)
+            .zip(live)
+            .filter(|(_, l)| **l)
+        {
+            *landed = (*landed).max(opened.saturating_sub(pending));
         }
     }
 
@@ -188,20 +236,59 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
         let Ok(layout) = SharedLayout::at(kernel, &dims) else {
             return Vec::new();
         };
+        let pairs = layout.launch.grid * layout.launch.block;
         let mut tally = Tally {
             layout: &layout,
             elements: vec![Element::default(); layout.per_block * layout.launch.grid],
             interval: 0,
             race: None,
+            opened: vec![0; pairs],
+            landed: vec![0; pairs],
+            early: None,
         };
         let Ok(visits) = Walk::run_with_reads(kernel, &layout.launch, &followed, &mut tally) else {
             return Vec::new();
         };
+        let mut found = Vec::new();
+        if let Some(early) = tally.early {
+            found.push(early_read(kernel, &layout, &visits, early, &dims));
+        }
         if let Some(race) = tally.race {
-            return vec![diagnostic(kernel, &layout, &visits, race, &dims)];
+            found.push(diagnostic(kernel, &layout, &visits, race, &dims));
+        }
+        if !found.is_empty() {
+            return found;
         }
     }
     Vec::new()
+}
+
+fn early_read(
+    kernel: &Kernel,
+    layout: &SharedLayout,
+    visits: &[Visit<'_>],
+    (buffer, offset, copier, reader): EarlyRead,
+    dims: &[i64],
+) -> Diagnostic {
+    let who = |who: Who| describe_writer(kernel, &layout.launch, visits, who);
+    let span = |who: Who| visits[who.visit as usize].spec.span;
+    let element = element_name(kernel, buffer, offset, dims);
+    Diagnostic::error(
+        codes::ASYNC_EARLY_READ,
+        format!("`{element}` is read before the `cp.async` that writes it has landed"),
+        span(reader),
+    )
+    .with_label(format!("read here by {}", who(reader)))
+    .with_secondary(span(copier), format!("copied here by {}", who(copier)))
+    .with_note(format!(
+        "a `cp.async` lands when an `async_wait` of the thread that issued it sees its group \
+         complete; its group closes at the next `async_commit`{}",
+        sample_text(kernel, dims)
+    ))
+    .with_help(
+        "close the copy's group with `async_commit`, then `async_wait(N)` with N no more than the \
+         groups committed after it (and a `sync` when other threads read it)",
+    )
 }
 
 fn diagnostic(

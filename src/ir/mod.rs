@@ -534,6 +534,19 @@ impl SpecKind {
         matches!(self, SpecKind::Move { tma: true, .. })
     }
 
+    /// Whether the spec is a `Move<async>` (`cp.async`), which lands when an
+    /// `async_wait` of its issuing thread sees its group complete.
+    pub fn is_async_copy(&self) -> bool {
+        matches!(
+            self,
+            SpecKind::Move {
+                asynchronous: true,
+                tma: false,
+                ..
+            }
+        )
+    }
+
     /// Whether the spec is a `Move<masked>`, the one atomic access allowed
     /// to reach past a partial tile.
     pub fn masked(&self) -> bool {

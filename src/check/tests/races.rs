@@ -66,3 +66,43 @@ fn an_ldmatrix_reads_what_other_lanes_wrote() {
     let unsynchronised = src.replace("\n        sync\n", "\n");
     assert_eq!(codes_of(&unsynchronised), [codes::UNSYNCHRONISED_READ]);
 }
+
+/// Each of 64 threads copies `%src[@i]` into `%tile[@i]` with `cp.async`
+/// (and `%src[63 - @i]` into `%later[@i]` after `BETWEEN`), then `AFTER`,
+/// then reads back its own `%tile[@i]` and `%later[@i]`.
+fn copies(between: &str, after: &str) -> String {
+    format!(
+        "%src:[64].fp32.GL\n%dst:[64, 2].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+         %dst <- Spec<<<#b, #t>>>(%src) {{\n\
+         @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+         %tile:[64].fp32.SH\n%later:[64].fp32.SH\n\
+         %tile[@i] <- Move<async><<<#one, #me>>>(%src[@i])\n\
+         {between}\n\
+         %later[@i] <- Move<async><<<#one, #me>>>(%src[63 - @i])\n\
+         {after}\n\
+         %dst[@i, 0] <- Move<<<#one, #me>>>(%tile[@i])\n\
+         %dst[@i, 1] <- Move<<<#one, #me>>>(%later[@i])\n}}\n"
+    )
+}
+
+#[test]
+fn a_copy_is_read_only_after_a_wait_has_seen_its_group() {
+    let ok = Vec::<&str>::new();
+    let early = [codes::ASYNC_EARLY_READ];
+    // Both groups closed and waited for.
+    assert_eq!(
+        codes_of(&copies("async_commit", "async_commit\nasync_wait(0)")),
+        ok
+    );
+    // No wait at all, or a wait before the second group is closed: the
+    // uncommitted copy is in no group the wait sees.
+    assert_eq!(codes_of(&copies("async_commit", "async_commit")), early);
+    assert_eq!(codes_of(&copies("async_commit", "async_wait(0)")), early);
+    // `async_wait(1)` leaves the newer group in flight.
+    assert_eq!(
+        codes_of(&copies("async_commit", "async_commit\nasync_wait(1)")),
+        early
+    );
+    // One group for both, waited for.
+    assert_eq!(codes_of(&copies("", "async_commit\nasync_wait(0)")), ok);
+}
