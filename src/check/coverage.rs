@@ -26,7 +26,9 @@ use crate::ir::{BufferId, BufferKind, Kernel, SpecKind, View};
 use crate::layout::Swizzle;
 
 use super::codes;
-use super::enumerate::{Launch, Observer, Undecided, Visit, Walk, level_offsets, samples};
+use super::enumerate::{
+    Launch, Observer, Undecided, Visit, Walk, larger_sample, level_offsets, samples,
+};
 
 /// The most elements listed as never written.
 const SHOWN_MISSING: usize = 3;
@@ -265,9 +267,9 @@ pub(super) fn check_writes(kernel: &Kernel) -> Vec<Diagnostic> {
             "no values of the dims meet the launch requirements when each is set alone",
         )];
     };
-    for dims in samples {
+    for dims in &samples {
         for output in &body_owner.outputs {
-            match check_sample(kernel, output, &dims) {
+            match check_sample(kernel, output, dims) {
                 Ok(found) if found.is_empty() => {}
                 Ok(found) => return found,
                 Err(Undecided::TooLarge) => {
@@ -276,13 +278,25 @@ pub(super) fn check_writes(kernel: &Kernel) -> Vec<Diagnostic> {
                         &format!(
                             "too large to enumerate (more than {} writes{})",
                             super::enumerate::WRITE_BUDGET,
-                            sample_text(kernel, &dims)
+                            sample_text(kernel, dims)
                         ),
                     )];
                 }
                 Err(Undecided::Unevaluable(reason)) => {
                     return vec![undecided(kernel, &format!("cannot evaluate {reason}"))];
                 }
+            }
+        }
+    }
+    if let Some(dims) = samples
+        .first()
+        .and_then(|first| larger_sample(kernel, first))
+    {
+        for output in &body_owner.outputs {
+            if let Ok(found) = check_sample(kernel, output, &dims)
+                && !found.is_empty()
+            {
+                return found;
             }
         }
     }

@@ -162,6 +162,21 @@ impl Checker {
             }
             return Ok(Expr::Const(value));
         }
+        // The lowering divides 32-bit unsigned values (`div.u32`,
+        // `rem.u32`, `and` by a power of two), which agree with the
+        // checker's floor division only for a dividend that is not negative.
+        if divides && !self.is_non_negative(&a) {
+            return Err(self.fail(
+                Diagnostic::error(
+                    codes::BAD_ARITHMETIC,
+                    "a division of a value that may be negative",
+                    span,
+                )
+                .with_label(format!("`{a}` may be below 0 here"))
+                .with_note("index arithmetic is unsigned: `/` and `%` of a negative value do not floor")
+                .with_help("add a multiple of the divisor that keeps the dividend at 0 or more: `(k + STAGES - 1) % STAGES`"),
+            ));
+        }
         Ok(match op {
             IntOp::Add => Expr::add(a, b),
             IntOp::Sub => Expr::sub(a, b),

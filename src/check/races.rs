@@ -28,7 +28,7 @@ use crate::ir::{BufferId, BufferKind, Kernel, Scalar};
 
 use super::codes;
 use super::coverage::{SharedLayout, Writer as Who, describe_writer, element_name, sample_text};
-use super::enumerate::{Observer, Visit, Walk, samples};
+use super::enumerate::{Observer, Visit, Walk, larger_sample, samples};
 
 /// One access: by which pair, in which visit, in which barrier interval.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -229,9 +229,15 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
     if kernel.root.body.is_none() || !shares {
         return Vec::new();
     }
-    let Some(samples) = samples(kernel) else {
+    let Some(mut samples) = samples(kernel) else {
         return Vec::new();
     };
+    if let Some(larger) = samples
+        .first()
+        .and_then(|first| larger_sample(kernel, first))
+    {
+        samples.push(larger);
+    }
     for dims in samples {
         let Ok(layout) = SharedLayout::at(kernel, &dims) else {
             return Vec::new();

@@ -59,6 +59,25 @@ impl Checker {
             .max()
     }
 
+    /// Whether `e` is at least 0 wherever it is evaluated: by the interval
+    /// domain, or by an enclosing `if` that keeps it there — a guard
+    /// `c ≤ g` (c constant) keeps `g + r` at least `c + min r`, so
+    /// `(s·KT + k - 1) % STAGES` under `if (k > 0)` divides no negative
+    /// value.
+    pub(crate) fn is_non_negative(&self, e: &Expr) -> bool {
+        self.bounds(e).is_non_negative()
+            || self.guards.iter().any(|guard| {
+                let Some(least) = guard.value.as_const() else {
+                    return false;
+                };
+                let rest = symbolic::normalize(&Expr::sub(e.clone(), guard.at_most.clone()));
+                self.bounds(&rest)
+                    .lo()
+                    .and_then(|lo| lo.checked_add(least))
+                    .is_some_and(|lo| lo >= 0)
+            })
+    }
+
     /// An upper bound of `e` as an expression over the dims alone (thread
     /// and block ids by their launch groups' sizes, loop variables by their
     /// bounds), or `None` where the form gives none. Sound for the values

@@ -29,10 +29,12 @@ fn every_example_is_proved_covered() {
             check_file_warned(&file, &[]).unwrap_or_else(|d| panic!("{}: {d:#?}", path.display()));
         let spent = start.elapsed();
         assert!(warnings.is_empty(), "{}: {warnings:#?}", path.display());
-        // Generous against a loaded machine; an unoptimised build is slower.
+        // Generous against a loaded machine (the heaviest file, seven GEMM
+        // kernels each walked at three samples for coverage and for races,
+        // takes about half a second alone); an unoptimised build is slower.
         if !cfg!(debug_assertions) {
             assert!(
-                spent < Duration::from_millis(1000),
+                spent < Duration::from_millis(2000),
                 "{}: checked in {spent:?}",
                 path.display()
             );

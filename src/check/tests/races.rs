@@ -106,3 +106,20 @@ fn a_copy_is_read_only_after_a_wait_has_seen_its_group() {
     // One group for both, waited for.
     assert_eq!(codes_of(&copies("", "async_commit\nasync_wait(0)")), ok);
 }
+
+/// Refilling the stage the next k-tile reads: only a walk with more
+/// k-tiles than stages reaches the refill, which the third, larger sample
+/// of the dims gives (K = 130: three k-tiles of 64, against three stages).
+#[test]
+fn a_pipeline_that_refills_the_stage_it_reads_is_refused() {
+    let path = format!("{}/examples/gemm_f16.gph", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).expect("example");
+    let wrong = src.replace(
+        "%sA[(k + STAGES - 1) % STAGES]",
+        "%sA[(k + STAGES) % STAGES]",
+    );
+    assert_ne!(wrong, src, "the example changed");
+    let found = codes_of(&wrong);
+    assert!(found.contains(&codes::UNSYNCHRONISED_READ), "{found:?}");
+    assert!(found.contains(&codes::ASYNC_EARLY_READ), "{found:?}");
+}

@@ -514,3 +514,29 @@ fn an_accumulating_store_adds_into_global_fp32_elements_only() {
                     #b:[1].block\n#t:[32].thread\n%y <- Spec<<<#b, #t>>>(%x) {\n}\n";
     assert_eq!(codes_of(contract), [codes::CONTRACT_FORM]);
 }
+
+/// A stage `(k + OFFSET) % 4` read in a loop of 8, under `GUARD`.
+fn staged(offset: &str, guard: &str) -> String {
+    format!(
+        "%src:[64].fp32.GL\n%dst:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+         %dst <- Move<<<#b, #t>>>(%src) {{\n\
+         @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+         %tile:[4, 64].fp32.SH\n%tile[_, @i] <- Init<0.0><<<#one, #me>>>()\n\
+         %acc:[1].fp32.RF\n%acc <- Init<0.0><<<#one, #me>>>()\n\
+         for (k = 0; k < 8; k += 1) {{\n if ({guard}) {{\n\
+         %acc <- BinaryPointwise<add><<<#one, #me>>>(%acc, %tile[(k {offset}) % 4, @i])\n}}\n}}\n\
+         %dst[@i] <- Move<<<#one, #me>>>(%acc)\n}}\n"
+    )
+}
+
+#[test]
+fn a_run_time_division_needs_a_dividend_that_cannot_be_negative() {
+    let ok = Vec::<&str>::new();
+    assert_eq!(codes_of(&staged("+ 3", "k < 8")), ok);
+    // k - 1 is -1 on the first iteration: the unsigned remainder is not 3.
+    assert_eq!(codes_of(&staged("- 1", "k < 8")), [codes::BAD_ARITHMETIC]);
+    // An enclosing `if` that keeps it at 0 or more.
+    assert_eq!(codes_of(&staged("- 1", "k > 0")), ok);
+    assert_eq!(codes_of(&staged("- 1", "k >= 1 && @i < 64")), ok);
+    assert_eq!(codes_of(&staged("- 2", "k > 0")), [codes::BAD_ARITHMETIC]);
+}
