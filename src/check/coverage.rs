@@ -27,7 +27,7 @@ use crate::layout::Swizzle;
 
 use super::codes;
 use super::enumerate::{
-    Launch, Observer, Undecided, Visit, Walk, larger_sample, level_offsets, samples,
+    Follows, Launch, Observer, Undecided, Visit, Walk, larger_sample, level_offsets, samples,
 };
 
 /// The most elements listed as never written.
@@ -343,7 +343,11 @@ fn check_sample(
                 .get(buffer.0 as usize)
                 .is_some_and(|b| b.kind == BufferKind::Shared)
     };
-    let visits = Walk::run(kernel, &launch, &followed, &mut tally)?;
+    let follows = Follows {
+        buffers: &followed,
+        reads: false,
+    };
+    let visits = Walk::run(kernel, &launch, follows, &mut tally)?;
     let writer = |who: Writer| describe_writer(kernel, &launch, &visits, who);
     let at = sample_text(kernel, dims);
     let mut found = Vec::new();

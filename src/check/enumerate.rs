@@ -13,7 +13,7 @@
 //! every statement of a body (specs are executed by groups derived from the
 //! launch groups, which name every thread), so only `if` narrows the pairs.
 //!
-//! A walk may follow reads too (`Walk::run_with_reads`): then an atomic
+//! A walk may follow reads too (`Follows::reads`): then an atomic
 //! spec's inputs in followed buffers are reported before its outputs, and a
 //! collective spec's lanes that name the same view report it once.
 //!
@@ -272,9 +272,7 @@ impl PerPair {
 /// The walk's state for one sample.
 pub(super) struct Walk<'k, 'o> {
     launch: &'k Launch,
-    followed: &'k dyn Fn(BufferId) -> bool,
-    /// Whether inputs are followed as well as outputs.
-    reads: bool,
+    follows: Follows<'k>,
     observer: &'o mut dyn Observer,
     loops: Vec<(u32, i64)>,
     visits: Vec<Visit<'k>>,
@@ -284,38 +282,17 @@ pub(super) struct Walk<'k, 'o> {
 }
 
 impl<'k, 'o> Walk<'k, 'o> {
-    /// Walks `kernel` at `launch`, reporting writes to the buffers
-    /// `followed` accepts; returns the visits the reports index.
+    /// Walks `kernel` at `launch`, reporting the accesses `follows` names;
+    /// returns the visits the reports index.
     pub(super) fn run(
         kernel: &'k Kernel,
         launch: &'k Launch,
-        followed: &'k dyn Fn(BufferId) -> bool,
-        observer: &'o mut dyn Observer,
-    ) -> Result<Vec<Visit<'k>>, Undecided> {
-        Self::walk(kernel, launch, followed, false, observer)
-    }
-
-    /// [`Walk::run`], reporting the reads of followed buffers as well.
-    pub(super) fn run_with_reads(
-        kernel: &'k Kernel,
-        launch: &'k Launch,
-        followed: &'k dyn Fn(BufferId) -> bool,
-        observer: &'o mut dyn Observer,
-    ) -> Result<Vec<Visit<'k>>, Undecided> {
-        Self::walk(kernel, launch, followed, true, observer)
-    }
-
-    fn walk(
-        kernel: &'k Kernel,
-        launch: &'k Launch,
-        followed: &'k dyn Fn(BufferId) -> bool,
-        reads: bool,
+        follows: Follows<'k>,
         observer: &'o mut dyn Observer,
     ) -> Result<Vec<Visit<'k>>, Undecided> {
         let mut walk = Walk {
             launch,
-            followed,
-            reads,
+            follows,
             observer,
             loops: Vec::new(),
             visits: Vec::new(),
@@ -455,13 +432,10 @@ impl<'k, 'o> Walk<'k, 'o> {
     }
 
     fn for_stmt(&mut self, for_stmt: &'k ir::ForStmt, live: &[bool]) -> Result<(), Undecided> {
-        let follows = Follows {
-            buffers: self.followed,
-            reads: self.reads,
-        };
+        let follows = &self.follows;
         // A walk of reads counts each thread's copy groups, so it walks
         // every commit and wait, each time.
-        let groups = self.reads && has_copy_groups(&for_stmt.body);
+        let groups = follows.reads && has_copy_groups(&for_stmt.body);
         if !follows.touched(&for_stmt.body) && !has_sync(&for_stmt.body) && !groups {
             return Ok(());
         }
@@ -484,8 +458,8 @@ impl<'k, 'o> Walk<'k, 'o> {
             // into its elements shows nothing new after the first (a walk
             // of reads repeats any body it follows: a read of one
             // iteration may race with a write of the next).
-            let repeats = self.reads
-                || overwrites_followed(&for_stmt.body, self.followed)
+            let repeats = follows.reads
+                || overwrites_followed(&for_stmt.body, follows.buffers)
                 || has_sync(&for_stmt.body);
             count = count.min(if repeats { 2 } else { 1 });
         }
@@ -526,15 +500,9 @@ impl<'k, 'o> Walk<'k, 'o> {
     fn spec(&mut self, spec: &'k SpecStmt, live: &[bool]) -> Result<(), Undecided> {
         let execution = self.executions;
         self.executions += 1;
-        let inputs: &'k [ir::View] = if self.reads { &spec.inputs } else { &[] };
-        let views = inputs
-            .iter()
-            .map(|view| (false, view))
-            .chain(spec.outputs.iter().map(|view| (true, view)));
-        for (writes, view) in views {
-            if (self.followed)(view.buffer) {
-                self.view(spec, execution, view, writes, live)?;
-            }
+        let accesses: Vec<(bool, &'k ir::View)> = self.follows.accesses(spec).collect();
+        for (writes, view) in accesses {
+            self.view(spec, execution, view, writes, live)?;
         }
         Ok(())
     }
@@ -661,19 +629,28 @@ fn instance_size(group: &ir::GroupType) -> Option<i64> {
 }
 
 /// What a walk follows: writes into some buffers, and perhaps reads.
-struct Follows<'f> {
-    buffers: &'f dyn Fn(BufferId) -> bool,
-    reads: bool,
+pub(super) struct Follows<'f> {
+    /// The buffers whose accesses are reported.
+    pub buffers: &'f dyn Fn(BufferId) -> bool,
+    /// Whether inputs are reported as well as outputs.
+    pub reads: bool,
 }
 
 impl Follows<'_> {
-    /// The views of an atomic spec that the walk reports.
-    fn views<'s>(&self, spec: &'s SpecStmt) -> impl Iterator<Item = &'s ir::View> {
+    /// The views of an atomic spec that the walk reports, inputs first,
+    /// each with whether it is written.
+    fn accesses<'s>(&self, spec: &'s SpecStmt) -> impl Iterator<Item = (bool, &'s ir::View)> {
         let inputs: &'s [ir::View] = if self.reads { &spec.inputs } else { &[] };
         inputs
             .iter()
-            .chain(&spec.outputs)
-            .filter(|view| (self.buffers)(view.buffer))
+            .map(|view| (false, view))
+            .chain(spec.outputs.iter().map(|view| (true, view)))
+            .filter(|(_, view)| (self.buffers)(view.buffer))
+    }
+
+    /// The views of an atomic spec that the walk reports.
+    fn views<'s>(&self, spec: &'s SpecStmt) -> impl Iterator<Item = &'s ir::View> {
+        self.accesses(spec).map(|(_, view)| view)
     }
 
     /// Whether an atomic spec among `stmts` touches a followed buffer.

@@ -28,7 +28,7 @@ use crate::ir::{BufferId, BufferKind, Kernel, Scalar};
 
 use super::codes;
 use super::coverage::{SharedLayout, Writer as Who, describe_writer, element_name, sample_text};
-use super::enumerate::{Observer, Visit, Walk, larger_sample, samples};
+use super::enumerate::{Follows, Observer, Visit, Walk, larger_sample, samples};
 
 /// One access: by which pair, in which visit, in which barrier interval.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -252,7 +252,11 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
             landed: vec![0; pairs],
             early: None,
         };
-        let Ok(visits) = Walk::run_with_reads(kernel, &layout.launch, &followed, &mut tally) else {
+        let follows = Follows {
+            buffers: &followed,
+            reads: true,
+        };
+        let Ok(visits) = Walk::run(kernel, &layout.launch, follows, &mut tally) else {
             return Vec::new();
         };
         let mut found = Vec::new();
