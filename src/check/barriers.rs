@@ -23,6 +23,15 @@
 //! id only through `tid / d` with d a multiple of 128 — the warpgroup's
 //! number, as `#block.tile(128)`'s outer index is — and not through a
 //! thread's place inside its warpgroup (`tid % 128`, a lane, a warp).
+//!
+//! A collective instruction — an atomic spec executed by several threads
+//! together, such as `ldmatrix`, `mma`, a shuffle, `wgmma` or a warp's row
+//! store — is likewise executed by every thread of its unit or by none: a
+//! lane that skips it leaves its part undone (a warp's row store then
+//! leaves chunks of the row unwritten) or, for the `.sync.aligned` forms,
+//! is undefined. A condition or loop bound above it may name the thread id
+//! only through `tid / d` with `d` a multiple of the unit: 32 for a unit
+//! inside one warp, 128 for a warpgroup.
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
@@ -31,6 +40,7 @@ use crate::ir::{BarrierScope, Kernel, Stmt};
 use super::blockwide::is_block_reduction;
 use super::codes;
 use super::enumerate::cond_names;
+use super::symbolic::{levels_size, normalize};
 
 /// A `sync` under thread-dependent control flow, one diagnostic each.
 pub(super) fn check_barriers(kernel: &Kernel) -> Vec<Diagnostic> {
@@ -53,19 +63,31 @@ fn names_block(expr: &Expr) -> bool {
 /// Threads of a warpgroup, over which `setmaxnreg` is aligned.
 const WARPGROUP_THREADS: i64 = 128;
 
-/// Whether `expr` may differ between the threads of one warpgroup: it names
-/// the thread id other than as `tid / d`, d a multiple of 128. Each such
-/// quotient is replaced by the block id (the same for the warpgroup's
-/// threads) and the thread ids that remain are the answer.
-fn names_lane_of_warpgroup(expr: &Expr) -> bool {
-    fn per_warpgroup(expr: &Expr) -> Expr {
-        if tid_divisor(expr).is_some_and(|d| d % WARPGROUP_THREADS == 0) {
+/// Threads of a warp.
+const WARP_THREADS: i64 = 32;
+
+/// Whether `expr` may differ between the threads of one aligned unit of
+/// `unit` threads: it names the thread id other than as `tid / d`, d a
+/// multiple of `unit`. Each such quotient is replaced by the block id (the
+/// same for the unit's threads) and the thread ids that remain are the
+/// answer.
+fn names_lane_of(expr: &Expr, unit: i64) -> bool {
+    fn per_unit(expr: &Expr, unit: i64) -> Expr {
+        if tid_divisor(expr).is_some_and(|d| d % unit == 0) {
             Expr::var(Var::BlockId)
         } else {
-            expr.map_operands(&mut per_warpgroup)
+            expr.map_operands(&mut |operand| per_unit(operand, unit))
         }
     }
-    names_thread(&per_warpgroup(expr))
+    names_thread(&per_unit(expr, unit))
+}
+
+fn names_lane_of_warpgroup(expr: &Expr) -> bool {
+    names_lane_of(expr, WARPGROUP_THREADS)
+}
+
+fn names_lane_of_warp(expr: &Expr) -> bool {
+    names_lane_of(expr, WARP_THREADS)
 }
 
 /// `d` where `expr` is `tid / d` (nested divisions by constants
@@ -90,15 +112,17 @@ fn tid_divisor(expr: &Expr) -> Option<i64> {
 }
 
 /// The innermost enclosing statement whose condition or bounds name the
-/// thread id (`thread`), the thread or block id (`grid`), or a thread's
-/// place inside its warpgroup (`warpgroup`), with what it is: a `sync` must
-/// not be under the first, a `grid_sync` under the first two, a
-/// `setmaxnreg` under the third.
+/// thread id (`thread`), the thread or block id (`grid`), a thread's place
+/// inside its warpgroup (`warpgroup`) or inside its warp (`warp`), with
+/// what it is: a `sync` must not be under the first, a `grid_sync` under
+/// the first two, a `setmaxnreg` (or a warpgroup's collective) under the
+/// third, a collective of a warp or of lanes of one under the fourth.
 #[derive(Clone, Copy, Default)]
 struct Divergence {
     thread: Option<(Span, &'static str)>,
     grid: Option<(Span, &'static str)>,
     warpgroup: Option<(Span, &'static str)>,
+    warp: Option<(Span, &'static str)>,
 }
 
 impl Divergence {
@@ -106,7 +130,7 @@ impl Divergence {
         self,
         span: Span,
         names: impl Fn(&dyn Fn(&Expr) -> bool) -> bool,
-        what: [&'static str; 3],
+        what: [&'static str; 4],
     ) -> Self {
         Divergence {
             thread: names(&names_thread)
@@ -116,6 +140,9 @@ impl Divergence {
             warpgroup: names(&names_lane_of_warpgroup)
                 .then_some((span, what[2]))
                 .or(self.warpgroup),
+            warp: names(&names_lane_of_warp)
+                .then_some((span, what[3]))
+                .or(self.warp),
         }
     }
 }
@@ -136,6 +163,10 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                         "put the reduction where every thread of the block executes it, and \
                          narrow only what is done with its result",
                     ));
+                } else if spec.body.is_none()
+                    && let Some(found_here) = divergent_collective(spec, divergent)
+                {
+                    found.push(found_here);
                 }
             }
             Stmt::For(for_stmt) => {
@@ -147,6 +178,7 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                         "a loop whose bounds depend on the thread id",
                         "a loop whose bounds depend on the thread or block id",
                         "a loop whose bounds differ between threads of a warpgroup",
+                        "a loop whose bounds differ between lanes of a warp",
                     ],
                 );
                 walk(&for_stmt.body, here, found);
@@ -159,6 +191,7 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
                         "an `if` whose condition depends on the thread id",
                         "an `if` whose condition depends on the thread or block id",
                         "an `if` whose condition differs between threads of a warpgroup",
+                        "an `if` whose condition differs between lanes of a warp",
                     ],
                 );
                 walk(&if_stmt.then_body, here, found);
@@ -213,6 +246,50 @@ fn walk(stmts: &[Stmt], divergent: Divergence, found: &mut Vec<Diagnostic>) {
             | Stmt::WaitPhase { .. } => {}
         }
     }
+}
+
+/// The diagnostic for an atomic spec executed by a unit of several threads
+/// under control flow that may differ between them.
+fn divergent_collective(spec: &crate::ir::SpecStmt, divergent: Divergence) -> Option<Diagnostic> {
+    let innermost = spec.threads.levels.last()?;
+    let unit = normalize(&levels_size(std::slice::from_ref(innermost))).as_const()?;
+    if unit <= 1 {
+        return None;
+    }
+    let (around, what) = if unit <= WARP_THREADS {
+        divergent.warp?
+    } else if unit <= WARPGROUP_THREADS {
+        divergent.warpgroup?
+    } else {
+        divergent.thread?
+    };
+    let unit_name = if unit <= WARP_THREADS {
+        "lanes of its warp"
+    } else if unit <= WARPGROUP_THREADS {
+        "threads of its warpgroup"
+    } else {
+        "threads of its unit"
+    };
+    Some(
+        Diagnostic::error(
+            codes::DIVERGENT_COLLECTIVE,
+            format!(
+                "a collective `{}` where some {unit_name} may not reach it",
+                spec.kind
+            ),
+            spec.span,
+        )
+        .with_label(format!("executed by {unit} threads together"))
+        .with_secondary(around, format!("inside {what}"))
+        .with_note(
+            "a collective instruction is executed by every thread of its unit or by none: \
+             a thread that skips it leaves its part undone",
+        )
+        .with_help(
+            "test the warp or warpgroup (`tid / 32`, `tid / 128`: the outer index of \
+             `#block.tile(32)`) around the spec, or narrow what is done with its result",
+        ),
+    )
 }
 
 /// The diagnostic for a barrier at `span` inside `around`, thread-dependent

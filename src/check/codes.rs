@@ -174,6 +174,9 @@ pub const UNSYNCHRONISED_READ: &str = "E0285";
 /// A read of a shared element that a `cp.async` writes, before an
 /// `async_wait` of the copying thread has seen its group complete.
 pub const ASYNC_EARLY_READ: &str = "E0286";
+/// A collective instruction (an atomic spec executed by several threads
+/// together) under a condition that may differ between them.
+pub const DIVERGENT_COLLECTIVE: &str = "E0287";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
@@ -203,7 +206,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 69] = [
+pub const ALL: [&str; 70] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -265,6 +268,7 @@ pub const ALL: [&str; 69] = [
     UNSYNCHRONISED_WRITES,
     UNSYNCHRONISED_READ,
     ASYNC_EARLY_READ,
+    DIVERGENT_COLLECTIVE,
     COVERAGE_NOT_PROVED,
     ADD_NOT_ACCUMULATED,
     MBARRIER_USE,

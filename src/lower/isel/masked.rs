@@ -223,6 +223,7 @@ impl KernelLowering<'_, '_> {
                 };
                 let plan = super::memory::MemoryPlan::new(pattern);
                 self.either(
+                    "masked",
                     fast,
                     |this| super::memory::emit_unmasked(this, request, &plan),
                     |this| this.move_elements(pattern, out, input, valid),
@@ -308,15 +309,17 @@ impl KernelLowering<'_, '_> {
         Ok(())
     }
 
-    /// `@p` the first branch, else the second, each in its own scope.
-    fn either(
+    /// `@p` the first branch, else the second, each in its own scope; the
+    /// labels are named after `hint` (`masked_else`, `masked_end`).
+    pub(super) fn either(
         &mut self,
+        hint: &str,
         pred: Reg,
         then: impl FnOnce(&mut Self) -> Result<(), LowerError>,
         otherwise: impl FnOnce(&mut Self) -> Result<(), LowerError>,
     ) -> Result<(), LowerError> {
-        let other = self.out.label("masked_else");
-        let end = self.out.label("masked_end");
+        let other = self.out.label(&format!("{hint}_else"));
+        let end = self.out.label(&format!("{hint}_end"));
         self.out
             .emit_guarded(Guard::unless(pred), "bra", vec![other.clone().into()])?;
         self.out.open_branch();

@@ -16,6 +16,7 @@ mod matrix;
 mod memory;
 mod pointwise;
 mod reduce;
+mod row;
 mod values;
 mod warp;
 mod wgmma;
@@ -178,6 +179,8 @@ pub enum Pattern {
     Wgmma(wgmma::WgmmaPattern),
     /// Accumulating stores into global memory (`red.global.add`).
     Reduce(reduce::ReducePattern),
+    /// A warp's row store, realigned to its destination.
+    Row(row::RowPattern),
 }
 
 /// What an accepted pattern will emit.
@@ -197,6 +200,8 @@ pub enum Plan {
     Wgmma(wgmma::WgmmaPlan),
     /// An accumulating store's plan: the pattern says it all.
     Reduce(reduce::ReducePattern),
+    /// A realigned row store's plan.
+    Row(row::RowPlan),
 }
 
 impl Pattern {
@@ -210,6 +215,7 @@ impl Pattern {
             Pattern::Warp(p) => p.name(),
             Pattern::Wgmma(p) => p.name(),
             Pattern::Reduce(p) => p.name(),
+            Pattern::Row(p) => p.name(),
         }
     }
 
@@ -223,6 +229,7 @@ impl Pattern {
             Pattern::Warp(p) => p.family(),
             Pattern::Wgmma(p) => p.family(),
             Pattern::Reduce(p) => p.family(),
+            Pattern::Row(p) => p.family(),
         }
     }
 
@@ -236,6 +243,7 @@ impl Pattern {
             Pattern::Warp(_) => Sm(70),
             Pattern::Wgmma(p) => p.needs(),
             Pattern::Reduce(p) => p.needs(),
+            Pattern::Row(p) => p.needs(),
         }
     }
 
@@ -256,6 +264,7 @@ impl Pattern {
             Pattern::Warp(p) => p.check(request),
             Pattern::Wgmma(p) => p.check(request),
             Pattern::Reduce(p) => p.check(request),
+            Pattern::Row(p) => p.check(request),
         }?;
         match request.arch {
             Some(arch) if arch.sm() < self.needs() => Err(Reject::new(
@@ -285,6 +294,7 @@ fn build_catalogue() -> Vec<Pattern> {
     all.extend(arith::patterns().into_iter().map(Pattern::Arith));
     all.extend(warp::patterns().into_iter().map(Pattern::Warp));
     all.extend(reduce::patterns().into_iter().map(Pattern::Reduce));
+    all.extend(row::patterns().into_iter().map(Pattern::Row));
     all
 }
 
@@ -437,6 +447,7 @@ pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<()
         Plan::Warp(plan) => warp::emit(lowering, &request, plan),
         Plan::Wgmma(plan) => wgmma::emit(lowering, &request, plan),
         Plan::Reduce(plan) => reduce::emit(lowering, &request, plan),
+        Plan::Row(plan) => row::emit(lowering, &request, plan),
     };
     match plan {
         Plan::Wgmma(_) => {}
@@ -445,7 +456,8 @@ pub fn lower_atomic(lowering: &mut KernelLowering, spec: &SpecStmt) -> Result<()
         | Plan::Matrix(_)
         | Plan::Arith(_)
         | Plan::Warp(_)
-        | Plan::Reduce(_) => {
+        | Plan::Reduce(_)
+        | Plan::Row(_) => {
             lowering.wgmma_batch_open = false;
             if request
                 .outputs

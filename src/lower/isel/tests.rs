@@ -740,3 +740,50 @@ fn accumulating_stores_take_the_widest_red_the_target_has() {
         no.candidates
     );
 }
+
+#[test]
+fn a_warp_stores_a_row_realigned_when_every_lane_names_it() {
+    let row =
+        |memory: Memory, base: Expr| view(vec![col_major(&[128])], Scalar::Fp16, memory, base);
+    // Row w of a matrix with a run-time row stride, per warp: the same in
+    // the 32 lanes of each warp.
+    let per_warp = Expr::mul(
+        Expr::div(tid(), 32.into()),
+        Expr::var(crate::expr::Var::Dim(0)),
+    );
+    let shared = Expr::mul(Expr::div(tid(), 32.into()), 136.into());
+    let store = |unit: Unit, out: Expr, input: Expr| {
+        request(
+            mv(),
+            unit,
+            vec![row(Memory::Global, out)],
+            vec![row(Memory::Shared, input)],
+        )
+    };
+    assert_eq!(
+        names_of(&store(Unit::Warp, per_warp.clone(), shared.clone())).unwrap(),
+        row_store_name()
+    );
+    // A thread alone is not a warp's row store.
+    let alone = names_of(&store(Unit::Thread, per_warp.clone(), shared.clone())).unwrap_err();
+    assert!(
+        alone.candidates.iter().all(|c| c.name != row_store_name()),
+        "{alone:?}"
+    );
+    // A row that moves with the lane is refused, with the reason.
+    let per_lane = Expr::mul(tid(), Expr::var(crate::expr::Var::Dim(0)));
+    let refused = names_of(&store(Unit::Warp, per_lane, shared.clone())).unwrap_err();
+    let reason = &refused.candidates[0].reason;
+    assert!(reason.contains("not the same in every lane"), "{reason}");
+    // A shared row that does not start on a 16-byte boundary is refused.
+    let odd = Expr::add(shared, 4.into());
+    let refused = names_of(&store(Unit::Warp, per_warp, odd)).unwrap_err();
+    assert!(
+        refused.candidates[0].reason.contains("16-byte chunks"),
+        "{refused:?}"
+    );
+}
+
+fn row_store_name() -> String {
+    Pattern::Row(row::RowPattern).name()
+}
