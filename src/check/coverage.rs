@@ -313,6 +313,9 @@ fn check_sample(
         start: shared_start,
         per_block: shared_per_block,
     } = SharedLayout::at(kernel, dims)?;
+    if (shared_per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
+        return Err(Undecided::TooLarge);
+    }
     let elements = Elements::of(kernel, output, output.ty.swizzle, dims)?;
     let top = elements.offsets.iter().copied().max().unwrap_or(0);
     if top as u64 >= super::enumerate::WRITE_BUDGET {
@@ -346,6 +349,7 @@ fn check_sample(
     let follows = Follows {
         buffers: &followed,
         reads: false,
+        blocks: &|_| true,
     };
     let visits = Walk::run(kernel, &launch, follows, &mut tally)?;
     let writer = |who: Writer| describe_writer(kernel, &launch, &visits, who);
@@ -462,9 +466,6 @@ impl SharedLayout {
                 start[index] = Some(per_block);
                 per_block += usize::try_from(elements).unwrap_or(0);
             }
-        }
-        if (per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
-            return Err(Undecided::TooLarge);
         }
         Ok(SharedLayout {
             launch,
@@ -592,6 +593,16 @@ pub(super) fn sample_text(kernel: &Kernel, dims: &[i64]) -> String {
 }
 
 fn undecided(kernel: &Kernel, reason: &str) -> Diagnostic {
+    not_proved(
+        kernel,
+        format!("coverage not proved: {reason}"),
+        "whether each element is written once was not checked",
+    )
+}
+
+/// A note at the kernel's first output (or its outermost spec) that a
+/// property of its decomposition was not proved.
+pub(super) fn not_proved(kernel: &Kernel, message: String, label: &str) -> Diagnostic {
     let span: Span = kernel
         .root
         .outputs
@@ -600,10 +611,10 @@ fn undecided(kernel: &Kernel, reason: &str) -> Diagnostic {
     Diagnostic::new(
         crate::diag::Severity::Note,
         codes::COVERAGE_NOT_PROVED,
-        format!("coverage not proved: {reason}"),
+        message,
         span,
     )
-    .with_label("whether each element is written once was not checked")
+    .with_label(label)
 }
 
 /// Whether a spec's meaning is "every element of the output written", which

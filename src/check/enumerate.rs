@@ -290,6 +290,9 @@ impl<'k, 'o> Walk<'k, 'o> {
         follows: Follows<'k>,
         observer: &'o mut dyn Observer,
     ) -> Result<Vec<Visit<'k>>, Undecided> {
+        let live: Vec<bool> = (0..launch.grid * launch.block)
+            .map(|pair| (follows.blocks)(pair / launch.block))
+            .collect();
         let mut walk = Walk {
             launch,
             follows,
@@ -299,7 +302,6 @@ impl<'k, 'o> Walk<'k, 'o> {
             executions: 0,
             spent: 0,
         };
-        let live = vec![true; launch.grid * launch.block];
         match &kernel.root.body {
             Some(body) => walk.stmts(body, &live)?,
             None => walk.spec(&kernel.root, &live)?,
@@ -634,6 +636,8 @@ pub(super) struct Follows<'f> {
     pub buffers: &'f dyn Fn(BufferId) -> bool,
     /// Whether inputs are reported as well as outputs.
     pub reads: bool,
+    /// The blocks walked (by block id): the others execute nothing.
+    pub blocks: &'f dyn Fn(usize) -> bool,
 }
 
 impl Follows<'_> {

@@ -20,15 +20,20 @@
 //! synchronisation, not data. A `cp.async` is counted where it is issued:
 //! the `async_wait` that lands it orders it for its own thread only, and
 //! another thread still needs the `sync` after it. Where the walk cannot
-//! decide (too many accesses, an expression it cannot evaluate), nothing is
-//! said: coverage's walk, which has the same limits, already notes why.
+//! decide at a small sample (too many accesses even in one block, or an
+//! expression it cannot evaluate), a note (`E0283`) says the races were not
+//! checked, and the kernel is accepted. Blocks share no shared memory, so
+//! where all of them do not fit the bound together the walk follows as many
+//! as do: the first ones and the last ([`Blocks`]).
 
 use crate::diag::Diagnostic;
 use crate::ir::{BufferId, BufferKind, Kernel, Scalar};
 
 use super::codes;
-use super::coverage::{SharedLayout, Writer as Who, describe_writer, element_name, sample_text};
-use super::enumerate::{Follows, Observer, Visit, Walk, larger_sample, samples};
+use super::coverage::{
+    SharedLayout, Writer as Who, describe_writer, element_name, not_proved, sample_text,
+};
+use super::enumerate::{Follows, Observer, Undecided, Visit, Walk, larger_sample, samples};
 
 /// One access: by which pair, in which visit, in which barrier interval.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -59,6 +64,8 @@ type EarlyRead = (BufferId, i64, Who, Who);
 
 struct Tally<'l> {
     layout: &'l SharedLayout,
+    /// The walked blocks: each a slot of `per_block` elements.
+    blocks: &'l Blocks,
     elements: Vec<Element>,
     interval: u32,
     race: Option<Race>,
@@ -67,6 +74,8 @@ struct Tally<'l> {
     opened: Vec<u32>,
     landed: Vec<u32>,
     early: Option<EarlyRead>,
+    /// Reads and writes followed so far.
+    accesses: u64,
 }
 
 impl Tally<'_> {
@@ -89,9 +98,74 @@ impl Tally<'_> {
             .get(buffer.0 as usize)
             .copied()
             .flatten()?;
-        let block = pair / self.layout.launch.block;
+        let block = self.blocks.slot(pair / self.layout.launch.block)?;
         let at = block * self.layout.per_block + start + usize::try_from(offset).ok()?;
         (at < self.elements.len()).then_some(at)
+    }
+}
+
+/// The blocks the race walk follows. Blocks share no shared memory, so each
+/// is checked on its own: all of them where their shared elements fit the
+/// enumeration's bound together, else as many as fit — the first ones and
+/// the last (a persistent kernel's blocks with 100 KB of shared memory
+/// each).
+struct Blocks {
+    /// Blocks in the grid.
+    grid: usize,
+    /// Walked: blocks `0 .. first` and, when `last`, block `grid − 1`.
+    first: usize,
+    last: bool,
+}
+
+impl Blocks {
+    /// The blocks of `layout` whose shared elements fit the bound
+    /// together; `None` when not even one block's do.
+    fn fitting(layout: &SharedLayout) -> Option<Blocks> {
+        let fit = (super::enumerate::WRITE_BUDGET as usize) / layout.per_block.max(1);
+        (fit > 0).then(|| Blocks::first(layout.launch.grid, fit))
+    }
+
+    /// Blocks `0 .. count − 1` and the last (all of them when `count` is
+    /// the grid; block 0 alone when it is 1).
+    fn first(grid: usize, count: usize) -> Blocks {
+        if count >= grid {
+            Blocks {
+                grid,
+                first: grid,
+                last: false,
+            }
+        } else if count <= 1 {
+            Blocks {
+                grid,
+                first: 1,
+                last: false,
+            }
+        } else {
+            Blocks {
+                grid,
+                first: count - 1,
+                last: true,
+            }
+        }
+    }
+
+    fn walked(&self, block: usize) -> bool {
+        self.slot(block).is_some()
+    }
+
+    /// The slot of a walked block's elements.
+    fn slot(&self, block: usize) -> Option<usize> {
+        if block < self.first {
+            Some(block)
+        } else if self.last && block + 1 == self.grid {
+            Some(self.first)
+        } else {
+            None
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.first + usize::from(self.last)
     }
 }
 
@@ -111,6 +185,7 @@ impl Observer for Tally<'_> {
         pair: usize,
         offset: i64,
     ) {
+        self.accesses += 1;
         if visits[visit].spec.kind.is_bulk_copy() {
             return;
         }
@@ -147,6 +222,7 @@ impl Observer for Tally<'_> {
         pair: usize,
         offset: i64,
     ) {
+        self.accesses += 1;
         let interval = self.interval;
         let now = self.access(visit, pair);
         let mut found = None;
@@ -232,45 +308,109 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
     let Some(mut samples) = samples(kernel) else {
         return Vec::new();
     };
-    if let Some(larger) = samples
+    let larger = samples
         .first()
-        .and_then(|first| larger_sample(kernel, first))
-    {
-        samples.push(larger);
-    }
+        .and_then(|first| larger_sample(kernel, first));
+    samples.extend(larger.clone());
     for dims in samples {
-        let Ok(layout) = SharedLayout::at(kernel, &dims) else {
-            return Vec::new();
+        let best_effort = Some(&dims) == larger.as_ref();
+        let layout = match SharedLayout::at(kernel, &dims) {
+            Ok(layout) => layout,
+            Err(why) => return not_checked(kernel, why, &dims, best_effort),
         };
-        let pairs = layout.launch.grid * layout.launch.block;
-        let mut tally = Tally {
-            layout: &layout,
-            elements: vec![Element::default(); layout.per_block * layout.launch.grid],
-            interval: 0,
-            race: None,
-            opened: vec![0; pairs],
-            landed: vec![0; pairs],
-            early: None,
+        let Some(fitting) = Blocks::fitting(&layout) else {
+            return not_checked(kernel, Undecided::TooLarge, &dims, best_effort);
         };
-        let follows = Follows {
-            buffers: &followed,
-            reads: true,
+        let walked = match walk_blocks(kernel, &layout, &fitting, &followed, &dims) {
+            // Too many accesses in all of them: one block, then as many as
+            // its accesses say fit (the first ones and the last).
+            Err(Undecided::TooLarge) if fitting.count() > 1 => {
+                let one = Blocks::first(layout.launch.grid, 1);
+                walk_blocks(kernel, &layout, &one, &followed, &dims).and_then(
+                    |(found, accesses)| {
+                        let fit = (super::enumerate::WRITE_BUDGET / 2 / accesses.max(1)) as usize;
+                        if !found.is_empty() || fit < 2 {
+                            return Ok((found, accesses));
+                        }
+                        let more = Blocks::first(layout.launch.grid, fit.min(fitting.count()));
+                        walk_blocks(kernel, &layout, &more, &followed, &dims)
+                    },
+                )
+            }
+            other => other,
         };
-        let Ok(visits) = Walk::run(kernel, &layout.launch, follows, &mut tally) else {
-            return Vec::new();
-        };
-        let mut found = Vec::new();
-        if let Some(early) = tally.early {
-            found.push(early_read(kernel, &layout, &visits, early, &dims));
-        }
-        if let Some(race) = tally.race {
-            found.push(diagnostic(kernel, &layout, &visits, race, &dims));
-        }
-        if !found.is_empty() {
-            return found;
+        match walked {
+            Ok((found, _)) if !found.is_empty() => return found,
+            Ok(_) => {}
+            Err(why) => return not_checked(kernel, why, &dims, best_effort),
         }
     }
     Vec::new()
+}
+
+/// Walks the kernel's `blocks` at `dims`: the race and early-read
+/// diagnostics it finds, and the accesses it followed.
+fn walk_blocks(
+    kernel: &Kernel,
+    layout: &SharedLayout,
+    blocks: &Blocks,
+    followed: &dyn Fn(BufferId) -> bool,
+    dims: &[i64],
+) -> Result<(Vec<Diagnostic>, u64), Undecided> {
+    let pairs = layout.launch.grid * layout.launch.block;
+    let mut tally = Tally {
+        layout,
+        blocks,
+        elements: vec![Element::default(); layout.per_block * blocks.count()],
+        interval: 0,
+        race: None,
+        opened: vec![0; pairs],
+        landed: vec![0; pairs],
+        early: None,
+        accesses: 0,
+    };
+    let walked = |block: usize| blocks.walked(block);
+    let follows = Follows {
+        buffers: followed,
+        reads: true,
+        blocks: &walked,
+    };
+    let visits = Walk::run(kernel, &layout.launch, follows, &mut tally)?;
+    let mut found = Vec::new();
+    if let Some(early) = tally.early {
+        found.push(early_read(kernel, layout, &visits, early, dims));
+    }
+    if let Some(race) = tally.race {
+        found.push(diagnostic(kernel, layout, &visits, race, dims));
+    }
+    Ok((found, tally.accesses))
+}
+
+/// Where the walk cannot decide at one of the small samples, a note says
+/// that the races were not checked (and why); at the larger, best-effort
+/// sample nothing is said, since the small ones were decided.
+fn not_checked(
+    kernel: &Kernel,
+    why: Undecided,
+    dims: &[i64],
+    best_effort: bool,
+) -> Vec<Diagnostic> {
+    if best_effort {
+        return Vec::new();
+    }
+    let reason = match why {
+        Undecided::TooLarge => format!(
+            "too large to enumerate (more than {} accesses, or shared memory of every block{})",
+            super::enumerate::WRITE_BUDGET,
+            sample_text(kernel, dims)
+        ),
+        Undecided::Unevaluable(reason) => format!("cannot evaluate {reason}"),
+    };
+    vec![not_proved(
+        kernel,
+        format!("races not checked: {reason}"),
+        "whether threads race on shared memory was not checked",
+    )]
 }
 
 fn early_read(

@@ -2,7 +2,9 @@
 //! reading what another wrote, or writing what another read, needs a `sync`
 //! between; its own elements it may read and rewrite freely; a collective
 //! read (`ldmatrix`) hands its lanes what other lanes wrote; a spec whose
-//! outermost is the generic `Spec` (no coverage walk) is walked too.
+//! outermost is the generic `Spec` (no coverage walk) is walked too; blocks
+//! whose shared memory is past the walk's bound together are walked as many
+//! as fit.
 
 use super::codes_of;
 use crate::check::codes;
@@ -122,4 +124,30 @@ fn a_pipeline_that_refills_the_stage_it_reads_is_refused() {
     let found = codes_of(&wrong);
     assert!(found.contains(&codes::UNSYNCHRONISED_READ), "{found:?}");
     assert!(found.contains(&codes::ASYNC_EARLY_READ), "{found:?}");
+}
+
+#[test]
+fn blocks_past_the_bound_together_are_walked_as_many_as_fit() {
+    // 128 blocks × 65536 shared elements: more than the walk's bound of
+    // 2^22 together, so it follows the first blocks and the last; the race
+    // (a read of the neighbour's write with no `sync`) is in every block.
+    let src = |between: &str| {
+        format!(
+            "%src:[64, 128].fp32.GL\n%dst:[64, 128].fp32.GL\n#b:[128].block\n#t:[64].thread\n\
+             %dst <- Move<<<#b, #t>>>(%src) {{\n\
+             @g = #b.indices()\n@i = #t.indices()\n\
+             #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+             %tile:[65536].fp32.SH\n\
+             %tile[@i] <- Move<<<#one, #me>>>(%src[@i, @g])\n\
+             {between}\n\
+             %dst[@i, @g] <- Move<<<#one, #me>>>(%tile[63 - @i])\n}}\n"
+        )
+    };
+    // (Beside the error, coverage, which tabulates every block's shared
+    // elements at once, notes that it could not decide.)
+    assert_eq!(
+        codes_of(&src("")),
+        [codes::COVERAGE_NOT_PROVED, codes::UNSYNCHRONISED_READ]
+    );
+    assert_eq!(codes_of(&src("sync")), Vec::<&str>::new());
 }
