@@ -321,23 +321,18 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
         let Some(fitting) = Blocks::fitting(&layout) else {
             return not_checked(kernel, Undecided::TooLarge, &dims, best_effort);
         };
-        let walked = match walk_blocks(kernel, &layout, &fitting, &followed, &dims) {
-            // Too many accesses in all of them: one block, then as many as
-            // its accesses say fit (the first ones and the last).
-            Err(Undecided::TooLarge) if fitting.count() > 1 => {
-                let one = Blocks::first(layout.launch.grid, 1);
-                walk_blocks(kernel, &layout, &one, &followed, &dims).and_then(
-                    |(found, accesses)| {
-                        let fit = (super::enumerate::WRITE_BUDGET / 2 / accesses.max(1)) as usize;
-                        if !found.is_empty() || fit < 2 {
-                            return Ok((found, accesses));
-                        }
-                        let more = Blocks::first(layout.launch.grid, fit.min(fitting.count()));
-                        walk_blocks(kernel, &layout, &more, &followed, &dims)
-                    },
-                )
+        // Where every block's shared elements fit the bound together, all
+        // of them, unless their accesses are past it; else one block, then
+        // as many as its accesses say fit (the first ones and the last).
+        let walked = if fitting.count() < layout.launch.grid {
+            walk_by_first_block(kernel, &layout, &fitting, &followed, &dims)
+        } else {
+            match walk_blocks(kernel, &layout, &fitting, &followed, &dims) {
+                Err(Undecided::TooLarge) if fitting.count() > 1 => {
+                    walk_by_first_block(kernel, &layout, &fitting, &followed, &dims)
+                }
+                other => other,
             }
-            other => other,
         };
         match walked {
             Ok((found, _)) if !found.is_empty() => return found,
@@ -346,6 +341,26 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
         }
     }
     Vec::new()
+}
+
+/// Walks block 0 alone, then — where it found nothing — as many of the
+/// `fitting` blocks as a quarter of the bound allows at block 0's accesses
+/// (a quarter: the walks of large kernels stay within a compile's time).
+fn walk_by_first_block(
+    kernel: &Kernel,
+    layout: &SharedLayout,
+    fitting: &Blocks,
+    followed: &dyn Fn(BufferId) -> bool,
+    dims: &[i64],
+) -> Result<(Vec<Diagnostic>, u64), Undecided> {
+    let one = Blocks::first(layout.launch.grid, 1);
+    let (found, accesses) = walk_blocks(kernel, layout, &one, followed, dims)?;
+    let fit = (super::enumerate::WRITE_BUDGET / 4 / accesses.max(1)) as usize;
+    if !found.is_empty() || fit < 2 {
+        return Ok((found, accesses));
+    }
+    let more = Blocks::first(layout.launch.grid, fit.min(fitting.count()));
+    walk_blocks(kernel, layout, &more, followed, dims)
 }
 
 /// Walks the kernel's `blocks` at `dims`: the race and early-read
