@@ -391,20 +391,13 @@ impl KernelLowering<'_, '_> {
     /// Whether element 0 of the global operand `op` is `bytes`-aligned, as
     /// a predicate computed from its address.
     fn aligned(&mut self, op: &OperandInfo, bytes: u32) -> Result<Reg, LowerError> {
-        let address = self.address(op, 0)?;
-        let AddressBase::Reg(base) = address.base else {
-            return Err(LowerError::unsupported(
-                op.span,
-                "a global address without a base register",
-                "this is a lowering bug",
-            ));
-        };
+        let (base, offset) = self.element_zero_base(op)?;
         let low = self.out.reg(RegClass::B32);
         self.out
             .emit("cvt.u32.u64", vec![low.into(), base.into()])?;
-        if address.offset != 0 {
+        if offset != 0 {
             self.out
-                .emit("add.u32", vec![low.into(), low.into(), imm(address.offset)])?;
+                .emit("add.u32", vec![low.into(), low.into(), imm(offset)])?;
         }
         self.out.emit(
             "and.b32",
@@ -414,6 +407,33 @@ impl KernelLowering<'_, '_> {
         self.out
             .emit("setp.eq.u32", vec![aligned.into(), low.into(), imm(0)])?;
         Ok(aligned)
+    }
+
+    /// The 64-bit address of element 0 of the global operand `op`, in a
+    /// register.
+    pub(super) fn global_address_reg(&mut self, op: &OperandInfo) -> Result<Reg, LowerError> {
+        let (base, offset) = self.element_zero_base(op)?;
+        if offset == 0 {
+            return Ok(base);
+        }
+        let sum = self.out.reg(RegClass::B64);
+        self.out
+            .emit("add.u64", vec![sum.into(), base.into(), imm(offset)])?;
+        Ok(sum)
+    }
+
+    /// Element 0 of the global operand `op` as a base register and a byte
+    /// displacement.
+    fn element_zero_base(&mut self, op: &OperandInfo) -> Result<(Reg, i64), LowerError> {
+        let address = self.address(op, 0)?;
+        match address.base {
+            AddressBase::Reg(base) => Ok((base, address.offset)),
+            AddressBase::Symbol(_) => Err(LowerError::unsupported(
+                op.span,
+                "a global address without a base register",
+                "this is a lowering bug",
+            )),
+        }
     }
 
     /// `cp.async` of `bytes` whose source size is `valid` elements,

@@ -9,7 +9,9 @@ use super::super::kernel::KernelLowering;
 use super::super::registers::{Slot, half_class, word_class};
 use super::super::views::OperandInfo;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
-use super::{alignment_reject, expect_operands, expect_thread};
+use super::{
+    alignment_reject, expect_operands, expect_same_count, expect_same_scalar, expect_thread,
+};
 use crate::ir::Memory;
 use crate::ptx::{Reg, RegClass, Sm};
 
@@ -153,26 +155,9 @@ impl MemoryPattern {
         let direction = format!("moves {} → {}", space(ins[0]), space(outs[0]));
         expect_operands(request, &[&outs], &[&ins], &direction)?;
         let (out, input) = (&request.outputs[0], &request.inputs[0]);
-        if out.scalar != input.scalar {
-            return Err(Reject::new(
-                Progress::Types,
-                format!(
-                    "does not convert; the input is {}, the output {}",
-                    input.scalar.name(),
-                    out.scalar.name()
-                ),
-            ));
-        }
+        expect_same_scalar(request)?;
         expect_thread(request)?;
-        if out.count != input.count {
-            return Err(Reject::new(
-                Progress::Size,
-                format!(
-                    "moves as many elements as it reads; the output has {}, the input {}",
-                    out.count, input.count
-                ),
-            ));
-        }
+        expect_same_count(request)?;
         let bytes = match *self {
             MemoryPattern::Load { bytes, .. }
             | MemoryPattern::Store { bytes, .. }

@@ -546,6 +546,53 @@ pub fn expect_scalar(request: &Request, scalars: &[crate::ir::Scalar]) -> Result
     Ok(())
 }
 
+/// Shared check: the output has the input's scalar type (a move or an
+/// exchange that does not convert).
+pub fn expect_same_scalar(request: &Request) -> Result<(), Reject> {
+    let (out, input) = (&request.outputs[0], &request.inputs[0]);
+    if out.scalar == input.scalar {
+        return Ok(());
+    }
+    Err(Reject::new(
+        Progress::Types,
+        format!(
+            "does not convert; the input is {}, the output {}",
+            input.scalar.name(),
+            out.scalar.name()
+        ),
+    ))
+}
+
+/// Shared check: the executing unit is one whole warp.
+pub fn expect_warp(request: &Request) -> Result<(), Reject> {
+    if request.group.unit == super::group::Unit::Warp {
+        return Ok(());
+    }
+    Err(Reject::new(
+        Progress::Group,
+        format!(
+            "is executed by a whole warp; `{}` is {}",
+            request.group.text,
+            request.group.describe()
+        ),
+    ))
+}
+
+/// Shared check: the output holds as many elements as the input.
+pub fn expect_same_count(request: &Request) -> Result<(), Reject> {
+    let (out, input) = (&request.outputs[0], &request.inputs[0]);
+    if out.count == input.count {
+        return Ok(());
+    }
+    Err(Reject::new(
+        Progress::Size,
+        format!(
+            "moves as many elements as it reads; the output has {}, the input {}",
+            out.count, input.count
+        ),
+    ))
+}
+
 /// Shared check: a memory operand is moved by one load or store (2, 4, 8 or
 /// 16 contiguous, aligned bytes); register operands pass.
 pub fn expect_single_access(operand: &OperandInfo) -> Result<(), Reject> {

@@ -16,11 +16,11 @@
 //! and the elements past a partial tile's end are stored element by element.
 
 use super::super::error::LowerError;
-use super::super::group::Unit;
 use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::values::access_name;
-use super::{Family, Matched, Plan, Progress, Reject, Request, expect_operands};
+use super::{Family, Matched, Plan, Progress, Reject, Request};
+use super::{expect_operands, expect_same_count, expect_same_scalar, expect_warp};
 use crate::expr::{Expr, Var};
 use crate::ir::Memory;
 use crate::ptx::operand::AddressBase;
@@ -93,16 +93,7 @@ impl RowPattern {
             "moves shared → global",
         )?;
         let (out, input) = (&request.outputs[0], &request.inputs[0]);
-        if out.scalar != input.scalar {
-            return Err(Reject::new(
-                Progress::Types,
-                format!(
-                    "does not convert; the input is {}, the output {}",
-                    input.scalar.name(),
-                    out.scalar.name()
-                ),
-            ));
-        }
+        expect_same_scalar(request)?;
         let element = input.scalar.bytes();
         if element != 2 && element != 4 {
             return Err(Reject::new(
@@ -113,25 +104,8 @@ impl RowPattern {
                 ),
             ));
         }
-        if request.group.unit != Unit::Warp {
-            return Err(Reject::new(
-                Progress::Group,
-                format!(
-                    "is executed by a whole warp; `{}` is {}",
-                    request.group.text,
-                    request.group.describe()
-                ),
-            ));
-        }
-        if out.count != input.count {
-            return Err(Reject::new(
-                Progress::Size,
-                format!(
-                    "moves as many elements as it reads; the output has {}, the input {}",
-                    out.count, input.count
-                ),
-            ));
-        }
+        expect_warp(request)?;
+        expect_same_count(request)?;
         if !input.bounds.is_empty() {
             return Err(Reject::new(
                 Progress::Layout,
@@ -354,24 +328,6 @@ impl KernelLowering<'_, '_> {
             self.store_chunk(row, chunk, &data)?;
         }
         Ok(())
-    }
-
-    /// The 64-bit address of element 0 of the global operand `op`.
-    fn global_address_reg(&mut self, op: &OperandInfo) -> Result<Reg, LowerError> {
-        let address = self.address(op, 0)?;
-        let AddressBase::Reg(base) = address.base else {
-            return Err(LowerError::unsupported(
-                op.span,
-                "a global address without a base register",
-                "this is a lowering bug",
-            ));
-        };
-        let sum = self.out.reg(RegClass::B64);
-        self.out.emit(
-            "add.u64",
-            vec![sum.into(), base.into(), imm(address.offset)],
-        )?;
-        Ok(sum)
     }
 
     /// Shared chunks `chunk - 1` and `chunk` of the row, as eight words.

@@ -12,7 +12,10 @@ use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
 use super::block;
 use super::{Family, Matched, Plan, Progress, Reject, Request};
-use super::{expect_operands, expect_packed, expect_single_read};
+use super::{
+    expect_operands, expect_packed, expect_same_count, expect_same_scalar, expect_single_read,
+    expect_warp,
+};
 use crate::ir::{Memory, ReduceOp, Scalar, SpecKind};
 use crate::ptx::{Reg, imm};
 
@@ -105,35 +108,9 @@ fn check_shfl(request: &Request) -> Matched {
     let rf: &[Memory] = &[Memory::Registers];
     expect_operands(request, &[rf], &[rf], "exchanges registers")?;
     let (out, input) = (&request.outputs[0], &request.inputs[0]);
-    if out.scalar != input.scalar {
-        return Err(Reject::new(
-            Progress::Types,
-            format!(
-                "does not convert; the input is {}, the output {}",
-                input.scalar.name(),
-                out.scalar.name()
-            ),
-        ));
-    }
-    if request.group.unit != Unit::Warp {
-        return Err(Reject::new(
-            Progress::Group,
-            format!(
-                "is executed by a whole warp; `{}` is {}",
-                request.group.text,
-                request.group.describe()
-            ),
-        ));
-    }
-    if out.count != input.count {
-        return Err(Reject::new(
-            Progress::Size,
-            format!(
-                "moves as many elements as it reads; the output has {}, the input {}",
-                out.count, input.count
-            ),
-        ));
-    }
+    expect_same_scalar(request)?;
+    expect_warp(request)?;
+    expect_same_count(request)?;
     let mask = match request.kind {
         SpecKind::Shfl { mask } => mask,
         SpecKind::Move { .. }
