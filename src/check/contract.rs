@@ -7,7 +7,7 @@
 use crate::diag::{Diagnostic, Span};
 use crate::ir::{self, BufferId, BufferKind, GroupKind, Level, Memory};
 use crate::layout::Tuple;
-use crate::syntax::ast::{self, Block, ForLoop, Stmt, StmtKind};
+use crate::syntax::ast::{self, Block, ForLoop, RequireKind, Stmt, StmtKind};
 
 use super::codes;
 use super::env::{Binding, Checked, Checker, GroupVal, Namespace, Origin};
@@ -44,7 +44,8 @@ fn refused_statement(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Arrive(_) | StmtKind::WaitPhase(..) => Some("a barrier statement"),
         StmtKind::SetMaxRegisters(_) => Some("a `setmaxnreg`"),
         StmtKind::Contract(_) => Some("a nested `contract`"),
-        StmtKind::Require(_) => Some("a `require`"),
+        StmtKind::Require(RequireKind::Launch, _) => Some("a `require`"),
+        StmtKind::Require(RequireKind::Specialize, _) => Some("a `specialize`"),
         StmtKind::Let(_) => Some("a `let`"),
     }
 }
@@ -127,7 +128,7 @@ impl Checker {
                 | StmtKind::WaitPhase(..)
                 | StmtKind::SetMaxRegisters(_)
                 | StmtKind::Contract(_)
-                | StmtKind::Require(_)
+                | StmtKind::Require(..)
                 | StmtKind::Let(_) => self.refuse_in_contract(stmt),
             }
         }

@@ -180,6 +180,8 @@ pub(crate) struct KernelState {
     pub params: Vec<ir::BufferId>,
     /// Launch-time conditions on the dims, without repeats.
     pub requirements: Vec<Requirement>,
+    /// The conditions of the specialized version (`specialize`), in order.
+    pub specializations: Vec<Requirement>,
     /// The tensor maps of its `Move<tma>` copies, without repeats.
     pub tensor_maps: Vec<ir::TensorMap>,
 }
@@ -297,7 +299,7 @@ impl Checker {
                 | StmtKind::Arrive(_)
                 | StmtKind::WaitPhase(..)
                 | StmtKind::SetMaxRegisters(_)
-                | StmtKind::Require(_) => {}
+                | StmtKind::Require(..) => {}
             }
         }
     }
@@ -537,33 +539,13 @@ impl Checker {
 
     /// Adds a launch-time requirement unless an equal one is recorded.
     pub(crate) fn require(&mut self, requirement: Requirement) {
-        let same = |a: &Requirement, b: &Requirement| match (a, b) {
-            (
-                Requirement::Divisible {
-                    value: v1,
-                    divisor: d1,
-                    ..
-                },
-                Requirement::Divisible {
-                    value: v2,
-                    divisor: d2,
-                    ..
-                },
-            ) => v1 == v2 && d1 == d2,
-            (Requirement::Positive { value: v1, .. }, Requirement::Positive { value: v2, .. }) => {
-                v1 == v2
-            }
-            (Requirement::Divisible { .. }, Requirement::Positive { .. })
-            | (Requirement::Positive { .. }, Requirement::Divisible { .. }) => false,
-        };
-        if !self
-            .kernel
-            .requirements
-            .iter()
-            .any(|r| same(r, &requirement))
-        {
-            self.kernel.requirements.push(requirement);
-        }
+        add_once(&mut self.kernel.requirements, requirement);
+    }
+
+    /// Adds a condition of the specialized version unless an equal one is
+    /// recorded.
+    pub(crate) fn specialize(&mut self, condition: Requirement) {
+        add_once(&mut self.kernel.specializations, condition);
     }
 
     /// Every visible binding of `ns`, sorted by name (for the REPL).
@@ -577,5 +559,32 @@ impl Checker {
             }
         }
         out.into_iter().collect()
+    }
+}
+
+/// Pushes `requirement` onto `list` unless it states the same condition as
+/// one there (where each was written aside).
+fn add_once(list: &mut Vec<Requirement>, requirement: Requirement) {
+    let same = |a: &Requirement, b: &Requirement| match (a, b) {
+        (
+            Requirement::Divisible {
+                value: v1,
+                divisor: d1,
+                ..
+            },
+            Requirement::Divisible {
+                value: v2,
+                divisor: d2,
+                ..
+            },
+        ) => v1 == v2 && d1 == d2,
+        (Requirement::Positive { value: v1, .. }, Requirement::Positive { value: v2, .. }) => {
+            v1 == v2
+        }
+        (Requirement::Divisible { .. }, Requirement::Positive { .. })
+        | (Requirement::Positive { .. }, Requirement::Divisible { .. }) => false,
+    };
+    if !list.iter().any(|r| same(r, &requirement)) {
+        list.push(requirement);
     }
 }

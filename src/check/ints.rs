@@ -324,8 +324,15 @@ impl Checker {
 
 impl Checker {
     /// `require a % d == 0` at kernel scope: a launch requirement on the
-    /// dims, `d` a positive constant (docs/language.md, "Partial tiles").
-    pub(crate) fn require_stmt(&mut self, cond: &crate::syntax::ast::Cond) {
+    /// dims, `d` a positive constant (docs/language.md, "Partial tiles");
+    /// `specialize a % d == 0`: the same condition, for the kernel's
+    /// specialized version (docs/language.md, "Specializations").
+    pub(crate) fn require_stmt(
+        &mut self,
+        kind: crate::syntax::ast::RequireKind,
+        cond: &crate::syntax::ast::Cond,
+    ) {
+        let keyword = kind.keyword();
         use crate::syntax::ast::{CompareOp, CondKind};
         let form = match &cond.kind {
             CondKind::Compare(CompareOp::Eq, lhs, rhs) => match (&lhs.kind, &rhs.kind) {
@@ -340,11 +347,25 @@ impl Checker {
             self.report(
                 Diagnostic::error(
                     codes::BAD_REQUIREMENT,
-                    "a requirement states a divisibility",
+                    match kind {
+                        crate::syntax::ast::RequireKind::Launch => {
+                            "a requirement states a divisibility".to_string()
+                        }
+                        crate::syntax::ast::RequireKind::Specialize => {
+                            "a specialization states a divisibility".to_string()
+                        }
+                    },
                     cond.span,
                 )
                 .with_label("not of the form `a % d == 0`")
-                .with_help("write `require K % 8 == 0`: K must be a multiple of 8 at launch"),
+                .with_help(match kind {
+                    crate::syntax::ast::RequireKind::Launch => {
+                        "write `require K % 8 == 0`: K must be a multiple of 8 at launch"
+                    }
+                    crate::syntax::ast::RequireKind::Specialize => {
+                        "write `specialize K % 8 == 0`: a version for K a multiple of 8"
+                    }
+                }),
             );
             return;
         };
@@ -358,11 +379,11 @@ impl Checker {
             self.report(
                 Diagnostic::error(
                     codes::BAD_REQUIREMENT,
-                    format!("a requirement with the divisor {divisor_value}"),
+                    format!("a `{keyword}` with the divisor {divisor_value}"),
                     divisor.span,
                 )
                 .with_label("not a positive constant")
-                .with_help("require a multiple of a positive constant, e.g. `K % 8 == 0`"),
+                .with_help("state a multiple of a positive constant, e.g. `K % 8 == 0`"),
             );
             return;
         }
@@ -372,22 +393,26 @@ impl Checker {
                     Diagnostic::error(
                         codes::BAD_REQUIREMENT,
                         format!(
-                            "this requirement never holds: {constant} % {divisor_value} is {}",
+                            "this `{keyword}` never holds: {constant} % {divisor_value} is {}",
                             constant % divisor_value
                         ),
                         cond.span,
                     )
-                    .with_label("a requirement of constants")
-                    .with_help("require a property of the dims, e.g. `K % 8 == 0`"),
+                    .with_label("a condition on constants")
+                    .with_help("state a property of the dims, e.g. `K % 8 == 0`"),
                 );
             }
             return;
         }
-        self.require(Requirement::Divisible {
+        let requirement = Requirement::Divisible {
             value,
             divisor: Expr::Const(divisor_value),
             span: cond.span,
-        });
+        };
+        match kind {
+            crate::syntax::ast::RequireKind::Launch => self.require(requirement),
+            crate::syntax::ast::RequireKind::Specialize => self.specialize(requirement),
+        }
     }
 }
 

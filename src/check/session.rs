@@ -310,7 +310,7 @@ fn shown_definition(checker: &Checker, stmt: &Stmt) -> Shown {
         | StmtKind::WaitPhase(..)
         | StmtKind::SetMaxRegisters(_)
         | StmtKind::Contract(_)
-        | StmtKind::Require(_)
+        | StmtKind::Require(..)
         | StmtKind::Let(_) => Shown::Nothing,
     }
 }

@@ -8,7 +8,8 @@ use crate::diag::{Diagnostic, Span};
 use crate::expr::Expr;
 use crate::ir::{self, NamedSpan};
 use crate::syntax::ast::{
-    self, AsyncQueue, BarrierScope, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, Stmt, StmtKind,
+    self, AsyncQueue, BarrierScope, Block, Cond, CondKind, ForLoop, IfStmt, IntExpr, RequireKind,
+    Stmt, StmtKind,
 };
 
 use super::codes;
@@ -31,7 +32,8 @@ fn control_name(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::WaitPhase(..) => Some("`mbarrier_wait`"),
         StmtKind::SetMaxRegisters(_) => Some("`setmaxnreg`"),
         StmtKind::Contract(_) => Some("`contract`"),
-        StmtKind::Require(_) => Some("`require`"),
+        StmtKind::Require(RequireKind::Launch, _) => Some("`require`"),
+        StmtKind::Require(RequireKind::Specialize, _) => Some("`specialize`"),
         StmtKind::Let(_) => Some("`let`"),
         StmtKind::Tensor(_) | StmtKind::Group(_) | StmtKind::Indices(_) | StmtKind::Spec(_) => None,
     }
@@ -94,6 +96,7 @@ impl Checker {
             buffers: self.kernel.buffers.clone(),
             params: self.kernel.params.clone(),
             requirements: self.kernel.requirements.clone(),
+            specializations: self.kernel.specializations.clone(),
             grid: launch.grid,
             block: launch.block,
             occupancy,
@@ -190,7 +193,7 @@ impl Checker {
                     self.kernel_contract = Some(contract);
                 }
             }
-            StmtKind::Require(cond) => self.require_stmt(cond),
+            StmtKind::Require(kind, cond) => self.require_stmt(*kind, cond),
             StmtKind::For(_)
             | StmtKind::If(_)
             | StmtKind::Sync(_)
@@ -265,15 +268,18 @@ impl Checker {
                 self.define(Namespace::Ident, &def.name, Binding::Let(value), false);
                 None
             }
-            StmtKind::Require(cond) => {
+            StmtKind::Require(kind, cond) => {
+                let keyword = kind.keyword();
                 self.report(
                     Diagnostic::error(
                         codes::BAD_REQUIREMENT,
-                        "`require` inside a spec body",
+                        format!("`{keyword}` inside a spec body"),
                         cond.span,
                     )
                     .with_label("a requirement is on the whole launch")
-                    .with_help("move the `require` to kernel scope, beside the kernel's tensors"),
+                    .with_help(format!(
+                        "move the `{keyword}` to kernel scope, beside the kernel's tensors"
+                    )),
                 );
                 None
             }

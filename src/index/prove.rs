@@ -70,6 +70,14 @@ impl Prover {
         prover
     }
 
+    /// The same facts and `extra` as further requirements: what the
+    /// specialized version of a kernel knows (`specialize`).
+    pub fn with_requirements(mut self, extra: &[ir::Requirement]) -> Prover {
+        self.requirements.extend(extra.iter().cloned());
+        self.rebuild();
+        self
+    }
+
     /// Facts for a block of `threads` threads and nothing else (tests).
     pub fn with_threads(threads: i64) -> Prover {
         let mut prover = Prover {

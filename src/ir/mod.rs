@@ -47,6 +47,11 @@ pub struct Kernel {
     pub params: Vec<BufferId>,
     /// What a launcher must check about the dims before launching.
     pub requirements: Vec<Requirement>,
+    /// The conditions of the kernel's specialized version (`specialize`):
+    /// all `Divisible`. Rule: empty, or the lowering emits the body twice,
+    /// once knowing them, taken when they all hold at run time, and once
+    /// without.
+    pub specializations: Vec<Requirement>,
     /// The outermost block group: the grid is its size, one-dimensional.
     pub grid: GroupType,
     /// The outermost thread group: the block is its size, one-dimensional.

@@ -13,8 +13,8 @@ use std::fmt::{self, Write};
 
 use super::expr::{Expr, Var};
 use super::{
-    Buffer, BufferKind, Cond, GroupType, InitValue, Kernel, Level, NamedSpan, Program, SpecKind,
-    SpecStmt, Stmt, TensorType, View,
+    Buffer, BufferKind, Cond, GroupType, InitValue, Kernel, Level, NamedSpan, Program, Requirement,
+    SpecKind, SpecStmt, Stmt, TensorType, View,
 };
 use crate::layout::{Swizzle, Tuple};
 use crate::vocab::{Memory, Scalar};
@@ -412,6 +412,19 @@ fn write_kernel(out: &mut String, kernel: &Kernel) -> fmt::Result {
     }
     for dim in &kernel.dims {
         writeln!(out, "    // dim {} (.u32 parameter)", dim.name)?;
+    }
+    for specialization in &kernel.specializations {
+        match specialization {
+            Requirement::Divisible { value, divisor, .. } => writeln!(
+                out,
+                "    specialize {} % {} == 0",
+                value.display(&names),
+                divisor.display(&names)
+            )?,
+            Requirement::Positive { value, .. } => {
+                writeln!(out, "    specialize {} >= 1", value.display(&names))?
+            }
+        }
     }
     if let Some(contract) = &kernel.contract {
         out.push_str("    contract {\n");

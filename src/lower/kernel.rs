@@ -12,10 +12,13 @@ use super::error::LowerError;
 use super::registers::RegisterFile;
 use super::shared::{SLICE_ALIGN, ScratchSlot, SharedPlan, plan_shared, unique_name};
 use crate::check::registers_per_thread;
+use crate::expr::Expr;
 use crate::index::prove::{Prover, group_size};
 use crate::ir::print::Names;
-use crate::ir::{Buffer, BufferId, BufferKind, Kernel, Memory, SpecKind, SpecStmt, Stmt};
-use crate::ptx::{Catalogue, Entry, ParamType, Symbol};
+use crate::ir::{
+    Buffer, BufferId, BufferKind, Kernel, Memory, Requirement, SpecKind, SpecStmt, Stmt,
+};
+use crate::ptx::{Catalogue, Entry, ParamType, Reg, RegClass, Symbol, imm};
 
 /// Where a buffer's elements live, as the lowering addresses them.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -92,8 +95,7 @@ pub fn lower_kernel(
 ) -> Result<Entry, Vec<LowerError>> {
     let mut lowering =
         KernelLowering::new(kernel, options, catalogue, taken).map_err(|e| vec![e])?;
-    let root = &kernel.root;
-    if let Err(error) = lowering.spec(root) {
+    if let Err(error) = lowering.versions() {
         lowering.errors.push(error);
     }
     if !lowering.errors.is_empty() {
@@ -141,6 +143,81 @@ fn check_registers(kernel: &Kernel, entry: &Entry) -> Result<(), LowerError> {
 }
 
 impl<'a, 'c> KernelLowering<'a, 'c> {
+    /// The kernel's body; with specializations (`specialize`) that the
+    /// kernel's requirements do not already imply, twice: first knowing
+    /// them, under a uniform branch taken when they all hold at run time,
+    /// then without (docs/lowering.md, "Specialized versions").
+    fn versions(&mut self) -> Result<(), LowerError> {
+        let root = &self.kernel.root;
+        let open: Vec<Requirement> = self
+            .kernel
+            .specializations
+            .iter()
+            .filter(|condition| !self.proves(condition))
+            .cloned()
+            .collect();
+        if open.is_empty() {
+            return self.spec(root);
+        }
+        let mut holds: Option<Reg> = None;
+        for condition in &open {
+            let Requirement::Divisible { value, divisor, .. } = condition else {
+                return Err(LowerError::unsupported(
+                    self.kernel.span,
+                    "a specialization other than a divisibility",
+                    "this is a checker bug: `specialize` states `a % d == 0`",
+                ));
+            };
+            let remainder = self
+                .out
+                .int_reg(&Expr::rem(value.clone(), divisor.clone()))?;
+            let divides = self.out.reg(RegClass::Pred);
+            self.out.emit(
+                "setp.eq.u32",
+                vec![divides.into(), remainder.into(), imm(0)],
+            )?;
+            if let Some(before) = holds {
+                self.out.emit(
+                    "and.pred",
+                    vec![divides.into(), divides.into(), before.into()],
+                )?;
+            }
+            holds = Some(divides);
+        }
+        let holds = holds.expect("at least one open specialization");
+        let general = self.out.prover.clone();
+        let specialized = general.clone().with_requirements(&open);
+        self.either(
+            "specialized",
+            holds,
+            |this| {
+                this.out.prover = specialized;
+                let body = this.spec(root);
+                this.out.prover = general.clone();
+                this.reset_statement_state();
+                body
+            },
+            |this| this.spec(root),
+        )
+    }
+
+    /// Whether the kernel's facts already imply `condition`.
+    fn proves(&self, condition: &Requirement) -> bool {
+        match condition {
+            Requirement::Divisible { value, divisor, .. } => divisor
+                .as_const()
+                .is_some_and(|d| d >= 1 && self.out.prover.divisor(value) % d == 0),
+            Requirement::Positive { .. } => false,
+        }
+    }
+
+    /// Forgets what the last statements left open (a `wgmma` batch,
+    /// register work since `mma_commit`): a version starts afresh.
+    fn reset_statement_state(&mut self) {
+        self.wgmma_batch_open = false;
+        self.register_work_since_mma_commit = false;
+    }
+
     fn new(
         kernel: &'a Kernel,
         options: &'a Options,

@@ -176,6 +176,7 @@ impl KernelBuilder {
                 buffers: Vec::new(),
                 params: Vec::new(),
                 requirements: Vec::new(),
+                specializations: Vec::new(),
                 grid: grid.clone(),
                 block: block.clone(),
                 occupancy: crate::ir::Occupancy::default(),

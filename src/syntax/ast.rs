@@ -213,11 +213,33 @@ pub enum StmtKind {
     Contract(Block),
     /// `require K % 8 == 0`: a launch requirement stated by the kernel
     /// (the launch refuses dims that break it; the lowering may use it, to
-    /// prove alignment for instance). Kernel scope only.
-    Require(Cond),
+    /// prove alignment for instance); `specialize K % 8 == 0`: a condition
+    /// the kernel is compiled for besides the general case, taken at run
+    /// time where it holds. Kernel scope only.
+    Require(RequireKind, Cond),
     /// `let bq = w % QT`: a name for an integer expression, visible to the
     /// end of its block; each use stands for the expression (bodies only).
     Let(LetDef),
+}
+
+/// What a kernel-scope divisibility statement does with its condition.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RequireKind {
+    /// `require`: every launch must meet it.
+    Launch,
+    /// `specialize`: the kernel also has a version that assumes it, which
+    /// launches that meet it run (docs/language.md, "Specializations").
+    Specialize,
+}
+
+impl RequireKind {
+    /// The statement's keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            RequireKind::Launch => "require",
+            RequireKind::Specialize => "specialize",
+        }
+    }
 }
 
 /// A tensor declaration or definition.

@@ -173,8 +173,8 @@ fn write_stmt(out: &mut String, stmt: &Stmt, level: usize) {
             out.push_str("contract ");
             write_block(out, block, level);
         }
-        StmtKind::Require(cond) => {
-            let _ = write!(out, "require {cond}");
+        StmtKind::Require(kind, cond) => {
+            let _ = write!(out, "{} {cond}", kind.keyword());
         }
         StmtKind::Let(def) => {
             let _ = write!(out, "let {} = {}", def.name.text, def.value);

@@ -8,7 +8,7 @@ use nom::{Err, Input as _, Parser};
 use super::arith::{at_wildcard, cond, int_expr};
 use super::ast::{
     AsyncQueue, BarrierScope, Block, ExprKind, ForLoop, GroupDef, IfStmt, IndicesDef, Name,
-    SPEC_KIND_NAMES, Stmt, StmtKind, TensorDef,
+    RequireKind, SPEC_KIND_NAMES, Stmt, StmtKind, TensorDef,
 };
 use super::error::{SyntaxError, codes, suggest};
 use super::expr::{expr, pattern};
@@ -25,11 +25,12 @@ const STATEMENT_HELP: &str = "statements start with a tensor `%x`, a group `#g`,
 /// The words that start an item (`kernel`, `const`) or a statement: the
 /// parser's recovery points, the REPL's test for an IR line, and the
 /// candidates of "did you mean" (with `else`).
-pub const KEYWORDS: [&str; 16] = [
+pub const KEYWORDS: [&str; 17] = [
     "const",
     "kernel",
     "contract",
     "require",
+    "specialize",
     "let",
     "for",
     "if",
@@ -210,7 +211,13 @@ pub(crate) fn statement(input: Input) -> PResult<Stmt> {
             let (rest, _) = keyword("require").parse(input)?;
             let help = Some("a requirement reads `require K % 8 == 0`");
             let (rest, cond) = cut(expect("a condition", help, cond)).parse(rest)?;
-            (rest, StmtKind::Require(cond))
+            (rest, StmtKind::Require(RequireKind::Launch, cond))
+        }
+        _ if at_keyword(&input, "specialize") => {
+            let (rest, _) = keyword("specialize").parse(input)?;
+            let help = Some("a specialization reads `specialize K % 8 == 0`");
+            let (rest, cond) = cut(expect("a condition", help, cond)).parse(rest)?;
+            (rest, StmtKind::Require(RequireKind::Specialize, cond))
         }
         _ if let Some(queue) = commit_queue(&input) => (
             keyword(queue.commit_keyword()).parse(input)?.0,

@@ -171,7 +171,7 @@ impl StripSpans for Stmt {
                 parity.clear_spans();
             }
             StmtKind::SetMaxRegisters(count) => count.clear_spans(),
-            StmtKind::Require(cond) => cond.clear_spans(),
+            StmtKind::Require(_, cond) => cond.clear_spans(),
             StmtKind::Let(def) => {
                 def.name.clear_spans();
                 def.value.clear_spans();

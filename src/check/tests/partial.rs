@@ -202,3 +202,36 @@ fn require_states_a_divisibility() {
     );
     assert_eq!(codes_of(&inside), [codes::BAD_REQUIREMENT]);
 }
+
+#[test]
+fn specialize_states_a_divisibility_and_requires_nothing() {
+    let src = kernel("[N]", "ceil_div(N, 256)", MASKED_COPY).replace(
+        "    #grid:",
+        "    specialize N % 8 == 0\n    specialize N % 8 == 0\n    #grid:",
+    );
+    let program = check("k.gph", &src).unwrap_or_else(|d| panic!("{d:#?}"));
+    let kernel = &program.kernels[0];
+    assert_eq!(kernel.requirements, Vec::<Requirement>::new());
+    // Stated twice, kept once.
+    assert!(matches!(
+        &kernel.specializations[..],
+        [Requirement::Divisible { divisor, .. }] if divisor.as_const() == Some(8)
+    ));
+    for bad in [
+        "specialize N > 8",
+        "specialize N % 0 == 0",
+        "specialize 12 % 8 == 0",
+    ] {
+        let bad = src.replacen("specialize N % 8 == 0", bad, 2);
+        assert_eq!(
+            codes_of(&bad),
+            [codes::BAD_REQUIREMENT, codes::BAD_REQUIREMENT],
+            "{bad}"
+        );
+    }
+    let inside = src.replace("    specialize N % 8 == 0\n", "").replace(
+        "@b = #grid.indices()",
+        "specialize N % 2 == 0\n@b = #grid.indices()",
+    );
+    assert_eq!(codes_of(&inside), [codes::BAD_REQUIREMENT]);
+}

@@ -311,7 +311,7 @@ impl KernelLowering<'_, '_> {
 
     /// `@p` the first branch, else the second, each in its own scope; the
     /// labels are named after `hint` (`masked_else`, `masked_end`).
-    pub(super) fn either(
+    pub(crate) fn either(
         &mut self,
         hint: &str,
         pred: Reg,
