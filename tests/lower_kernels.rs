@@ -320,7 +320,9 @@ fn the_documented_higher_occupancy_gemm_configurations_do_not_spill() {
 
 /// The warpgroup GEMM's configuration that docs/performance.md gives for
 /// 5120×5120×2048 — 128×160 blocks, two per SM — fits two 256-thread blocks
-/// (at most 128 registers) without spilling, as its defaults fit one.
+/// (at most 128 registers) without spilling, as its defaults fit one. The
+/// split-K kernel's any-K version (`ALIGN = 1`, the default) does not fit
+/// 128 registers: with two blocks per SM it takes `ALIGN = 8`.
 #[test]
 fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
     if !ptx_support::tools_available() {
@@ -340,10 +342,13 @@ fn the_documented_warpgroup_gemm_configurations_do_not_spill() {
         "gemm_f16_sm90_f16out",
         "gemm_bf16_sm90",
         "gemm_f16_sm90_batched",
-        "gemm_f16_sm90_splitk",
     ];
-    for (defines, kernels, most_registers) in [(&[][..], &[][..], 255), (two_per_sm, k_major, 128)]
-    {
+    let split_k_two_per_sm = [two_per_sm, &[("ALIGN", 8)]].concat();
+    for (defines, kernels, most_registers) in [
+        (&[][..], &[][..], 255),
+        (two_per_sm, k_major, 128),
+        (&split_k_two_per_sm[..], &["gemm_f16_sm90_splitk"][..], 128),
+    ] {
         let text = example_kernels("gemm_f16_sm90.gph", defines, Arch::Sm90a, kernels);
         assert!(
             text.contains("wgmma.mma_async.sync.aligned.m64n"),
@@ -429,4 +434,36 @@ fn the_any_k_copies_of_the_warpgroup_gemm_do_not_branch() {
     assert!(copies > 0, "no guarded cp.async:\n{text}");
     assert_eq!(guarded("st.shared.v4.b32"), copies, "{text}");
     assert!(guarded("ld.global.b16") >= 8 * copies, "{text}");
+}
+
+/// `specialize K % 8 == 0` (docs/lowering.md, "Specialized versions"):
+/// with `ALIGN = 1` the kernel is its body twice behind one branch on the
+/// dims, the first version with whole, aligned copies only (no run-time
+/// alignment test, no element loads), the second the any-K copies; with
+/// `ALIGN = 8` the requirement implies the condition and there is one body.
+#[test]
+fn a_specialization_adds_a_version_with_the_aligned_copies() {
+    let text = example_kernels(
+        "gemm_f16_sm90.gph",
+        &[("ALIGN", 1)],
+        Arch::Sm90a,
+        &["gemm_f16_sm90_f16out"],
+    );
+    let (specialized, general) = text
+        .split_once("_specialized_else:")
+        .unwrap_or_else(|| panic!("no second version:\n{text}"));
+    assert!(
+        specialized.contains("_specialized_else;") && specialized.contains("_specialized_end;"),
+        "{specialized}"
+    );
+    assert!(specialized.contains("cp.async.cg.shared.global"));
+    assert!(!specialized.contains("ld.global.b16"), "{specialized}");
+    assert!(general.contains("ld.global.b16"), "{general}");
+    let single = example_kernels(
+        "gemm_f16_sm90.gph",
+        &[("ALIGN", 8)],
+        Arch::Sm90a,
+        &["gemm_f16_sm90_f16out"],
+    );
+    assert!(!single.contains("specialized"), "{single}");
 }
