@@ -276,7 +276,12 @@ impl Checker {
                         format!("`{keyword}` inside a spec body"),
                         cond.span,
                     )
-                    .with_label("a requirement is on the whole launch")
+                    .with_label(match kind {
+                        RequireKind::Launch => "a requirement is on the whole launch",
+                        RequireKind::Specialize => {
+                            "a specialization is a version of the whole kernel"
+                        }
+                    })
                     .with_help(format!(
                         "move the `{keyword}` to kernel scope, beside the kernel's tensors"
                     )),
