@@ -410,3 +410,33 @@ fn accumulating_stores_add_from_every_block_and_stay_in_bounds() {
     });
     assert_eq!(past.instruction, "@%p2 red.global.add.f32 [%rd1+16], %f1");
 }
+
+/// `bra.uni` promises that every lane of the warp agrees on the guard; a
+/// guard that differs between lanes (here: the thread's parity) is an
+/// error at the branch, and the same branch without `.uni` runs.
+#[test]
+fn a_uniform_branch_whose_lanes_disagree_is_divergent() {
+    let body = |branch: &str| {
+        format!(
+            "and.b32 %r3, %r2, 1;\n\
+             setp.eq.u32 %p1, %r3, 0;\n\
+             @%p1 {branch} $L_skip;\n\
+             st.global.u32 [%rd1], %r2;\n\
+             $L_skip:"
+        )
+    };
+    let uniform = kernel(&body("bra.uni"));
+    match exec::run_kernel(&uniform, "probe", 1, 32, 256, &[Arg::Buffer(vec![0; 256])]) {
+        Err(exec::ExecError::Divergent { line, message, .. }) => {
+            assert_eq!(line, line_of(&uniform, "@%p1 bra.uni $L_skip;"));
+            assert!(message.contains("16 of the 32 lanes"), "{message}");
+        }
+        other => panic!("expected a divergent bra.uni, got {other:?}"),
+    }
+    probe(&kernel(&body("bra")), 32);
+    // Agreeing lanes: every thread's guard is the same.
+    probe(
+        &kernel(&body("bra.uni").replace("and.b32 %r3, %r2, 1", "and.b32 %r3, %r2, 0")),
+        32,
+    );
+}

@@ -496,6 +496,23 @@ impl<'k, 'e> Block<'k, 'e> {
                 self.threads[t as usize].pc += 1;
             }
         }
+        // `bra.uni` promises one guard value in every lane the warp runs
+        // together: a lane that disagrees would be sent the wrong way on
+        // hardware that trusts the promise.
+        if matches!(op, Op::Bra)
+            && instr.opcode.iter().any(|part| part == "uni")
+            && !enabled.is_empty()
+            && enabled.len() != active.len()
+        {
+            return Err(self.divergent(
+                pc,
+                format!(
+                    "a `bra.uni` whose guard holds in {} of the {} lanes that reach it",
+                    enabled.len(),
+                    active.len()
+                ),
+            ));
+        }
         if enabled.is_empty() {
             return Ok(());
         }

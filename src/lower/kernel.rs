@@ -187,9 +187,11 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
         let holds = holds.expect("at least one open specialization");
         let general = self.out.prover.clone();
         let specialized = general.clone().with_requirements(&open);
+        // The conditions read only the dims: every thread takes one version.
         self.either(
             "specialized",
             holds,
+            true,
             |this| {
                 this.out.prover = specialized;
                 let body = this.spec(root);

@@ -252,6 +252,7 @@ impl KernelLowering<'_, '_> {
         self.either(
             "row_shifted",
             aligned,
+            true,
             |this| this.aligned_chunks(&row),
             |this| this.shifted_chunks(&row),
         )
@@ -494,6 +495,7 @@ impl KernelLowering<'_, '_> {
         self.either(
             "row_partial",
             partial,
+            false,
             |this| this.store_elements(row, at, row_byte, data),
             |_| Ok(()),
         )
