@@ -464,6 +464,36 @@ impl KernelLowering<'_, '_> {
 
     /// One branch of a run-time `if`, in its own scope: what it computes is
     /// not reused after it, where it may not have run.
+    /// `@p` the first branch, else the second, each in its own scope; the
+    /// labels are named after `hint` (`<hint>_else`, `<hint>_end`). With
+    /// `uniform` (`pred` the same in every lane of a warp) the branches are
+    /// `bra.uni`.
+    pub(crate) fn either(
+        &mut self,
+        hint: &str,
+        pred: Reg,
+        uniform: bool,
+        then: impl FnOnce(&mut Self) -> Result<(), LowerError>,
+        otherwise: impl FnOnce(&mut Self) -> Result<(), LowerError>,
+    ) -> Result<(), LowerError> {
+        let jump = if uniform { "bra.uni" } else { "bra" };
+        let other = self.out.label(&format!("{hint}_else"));
+        let end = self.out.label(&format!("{hint}_end"));
+        self.out
+            .emit_guarded(Guard::unless(pred), jump, vec![other.clone().into()])?;
+        self.out.open_branch();
+        let first = then(self);
+        self.out.close_branch()?;
+        first?;
+        self.out.emit(jump, vec![end.clone().into()])?;
+        self.out.place(&other)?;
+        self.out.open_branch();
+        let second = otherwise(self);
+        self.out.close_branch()?;
+        second?;
+        self.out.place(&end)
+    }
+
     fn branch_body(&mut self, body: &[Stmt]) -> Result<(), LowerError> {
         self.out.open_branch();
         let walked = self.body(body);
