@@ -467,3 +467,77 @@ fn a_specialization_adds_a_version_with_the_aligned_copies() {
     );
     assert!(!single.contains("specialized"), "{single}");
 }
+
+/// Each thread moves its two fp16 elements into one register pair, one
+/// element per `Move` (in the order `ORDER` gives), then stores the pair.
+fn halves_one_at_a_time(order: [u32; 2]) -> String {
+    let writes: String = order
+        .iter()
+        .map(|e| format!("        %r[{e}] <- Move<<<#one, #me>>>(%x[{e}])\n"))
+        .collect();
+    format!(
+        "kernel halves {{
+    %X:[64].fp16.GL
+    %Y:[64].fp16.GL
+    #grid:[1].block
+    #block:[32].thread
+    %Y <- Move<<<#grid, #block>>>(%X) {{
+        #one:[].block = #grid.scalar()
+        #me:[].thread = #block.scalar()
+        @t = #block.indices()
+        %r:[2].fp16.RF
+        %x = %X.tile([2])[@t]
+{writes}        %Y.tile([2])[@t] <- Move<<<#one, #me>>>(%r)
+    }}
+}}"
+    )
+}
+
+/// A write of one half of a packed register keeps the other half, so it
+/// reads the register; before the first write nothing has, so the
+/// register is set to zero at the kernel's entry, once: the executor finds
+/// no read of an unwritten register (a `run --check` failure before) and
+/// the output is the input. A pair written whole gets no such zero.
+#[test]
+fn a_register_pair_written_a_half_at_a_time_is_defined_from_the_entry() {
+    use graphene::launch::{run_kernel_cpu, select};
+    for order in [[0, 1], [1, 0]] {
+        let source = halves_one_at_a_time(order);
+        let compiled = compile("halves.gph", &source, &Options::default())
+            .unwrap_or_else(|d| panic!("{d:#?}"));
+        let body = &compiled.text[compiled.text.find('{').expect("an entry")..];
+        let first = body
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('{') && !l.starts_with(".reg"))
+            .expect("an instruction");
+        assert!(
+            first.starts_with("mov.b32 %r") && first.ends_with(", 0;"),
+            "{first}"
+        );
+        assert_eq!(
+            compiled.text.matches(", 0;").count(),
+            1,
+            "{}",
+            compiled.text
+        );
+        let chosen = select(&compiled, None, &[]).expect("selects");
+        let run = run_kernel_cpu(
+            &compiled.text,
+            &chosen[0].plan,
+            &chosen[0].contract,
+            7,
+            true,
+        )
+        .expect("runs");
+        assert!(run.exec.findings.is_empty(), "{:#?}", run.exec.findings);
+        assert!(run.line().starts_with("PASS"), "{}", run.line());
+    }
+    let whole = halves_one_at_a_time([0, 1]).replace(
+        "        %r[0] <- Move<<<#one, #me>>>(%x[0])\n        %r[1] <- Move<<<#one, #me>>>(%x[1])\n",
+        "        %r <- Move<<<#one, #me>>>(%x)\n",
+    );
+    let compiled =
+        compile("whole.gph", &whole, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
+    assert!(!compiled.text.contains(", 0;"), "{}", compiled.text);
+}

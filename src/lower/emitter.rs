@@ -305,6 +305,17 @@ impl<'c> Emitter<'c> {
         self.push(Node::Statement(Statement::Instruction(instruction)))
     }
 
+    /// Appends `name` to the kernel scope's preheader: it runs once, before
+    /// every other statement of the kernel, on every path.
+    pub fn emit_at_entry(&mut self, name: &str, operands: Vec<Operand>) -> Result<(), LowerError> {
+        let instruction = self.instruction(name, operands)?;
+        self.count()?;
+        self.scopes[0]
+            .preheader
+            .push(Node::Statement(Statement::Instruction(instruction)));
+        Ok(())
+    }
+
     /// Appends `name` executed only under `guard`.
     pub fn emit_guarded(
         &mut self,

@@ -4,12 +4,12 @@
 //! and `2i+1` are its low and high half). ptxas allocates the real
 //! registers; the array is only ever indexed by compile-time slots.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::emitter::Emitter;
 use super::error::LowerError;
 use crate::ir::{Buffer, BufferId, Scalar};
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Operand, Reg, RegClass};
 
 /// Where one element of a register array lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,6 +51,9 @@ pub fn half_class(scalar: Scalar) -> RegClass {
 #[derive(Clone, Debug, Default)]
 pub struct RegisterFile {
     arrays: BTreeMap<BufferId, Vec<Reg>>,
+    /// Words of 16-bit arrays set to zero at the kernel's entry, because a
+    /// write of one half keeps the other and so reads the word.
+    defined_at_entry: BTreeSet<Reg>,
 }
 
 impl RegisterFile {
@@ -124,6 +127,17 @@ impl RegisterFile {
         } else {
             Slot::Word(word)
         })
+    }
+
+    /// Gives packed `word` a defined value (zero) at the kernel's entry,
+    /// once: a write of one of its halves keeps the other, so it reads the
+    /// word, which must then hold something on every path, even where
+    /// nothing wrote it before (the unwritten half reads as zero).
+    pub fn define_at_entry(&mut self, out: &mut Emitter, word: Reg) -> Result<(), LowerError> {
+        if self.defined_at_entry.insert(word) {
+            out.emit_at_entry("mov.b32", vec![word.into(), Operand::Imm(0)])?;
+        }
+        Ok(())
     }
 
     /// The register holding the packed pair `pair` (slots `2·pair`,

@@ -215,6 +215,9 @@ impl KernelLowering<'_, '_> {
                 }
                 let class = half_class(op.scalar);
                 for (word, [lo, hi]) in words {
+                    if lo.is_none() != hi.is_none() {
+                        self.registers.define_at_entry(&mut self.out, word)?;
+                    }
                     let (lo, hi) = match (lo, hi) {
                         (Some(lo), Some(hi)) => (lo, hi),
                         (Some(lo), None) => (lo, self.unpack(word, class)?.1),
