@@ -91,6 +91,8 @@ pub enum IntOp {
     MadWide,
     Shl,
     Shr,
+    /// `shf.r.clamp`: the low word of `b:a` shifted right by `min(c, 32)`.
+    ShfRClamp,
     And,
     Or,
     Xor,
@@ -415,6 +417,9 @@ pub fn decode(instr: &Instr) -> Result<Op, ExecError> {
         "mov" => last_ty(&parts).map(Op::Mov),
         "ld" if has("global") && (has("acquire") || has("relaxed") || has("volatile")) => {
             last_ty(&parts).map(Op::Poll)
+        }
+        "shf" if has("r") && has("clamp") => {
+            last_ty(&parts).map(|ty| Op::Int(IntOp::ShfRClamp, ty))
         }
         "red" if has("global") && has("add") => last_ty(&parts)
             .filter(|ty| *ty == Ty::F32)

@@ -83,6 +83,10 @@ pub fn int(op: IntOp, ty: Ty, a: u64, b: u64, c: u64) -> u64 {
                 ua >> shift
             }
         }
+        IntOp::ShfRClamp => {
+            let shift = truncate(c, 4).min(32);
+            ((ub << 32 | ua) >> shift) & 0xffff_ffff
+        }
         IntOp::And => ua & ub,
         IntOp::Or => ua | ub,
         IntOp::Xor => ua ^ ub,

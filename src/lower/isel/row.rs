@@ -11,9 +11,12 @@
 //! and assembles each from the two shared-memory chunks it straddles, shifted
 //! by the row's misalignment `s` (the same in every lane): two
 //! `ld.shared.v4.b32`, a selection of five of their eight words by the word
-//! shift, a funnel by the half-word shift, one `st.global.v4.b32`. Only the
-//! first and the last chunk of a row (which it shares with its neighbours)
-//! and the elements past a partial tile's end are stored element by element.
+//! shift, a funnel shift (`shf`) by the half-word shift, one
+//! `st.global.v4.b32`. Only the first and the last chunk of a row (which it
+//! shares with its neighbours) and the elements past a partial tile's end
+//! are stored element by element; where the row's chunks fill whole turns
+//! of the warp, its last chunk rides with its first, so that no turn is
+//! taken for one lane.
 
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
@@ -274,7 +277,7 @@ impl KernelLowering<'_, '_> {
                 vec![index.into(), chunk.into(), imm(row_chunks - 1)],
             )?;
             let data = self.shared_chunk(row.source, index, 0)?;
-            self.store_chunk(row, chunk, &data)?;
+            self.store_chunk(row, chunk, &data, None)?;
         }
         Ok(())
     }
@@ -298,37 +301,77 @@ impl KernelLowering<'_, '_> {
             Ok(set)
         };
         let bits = [word_bit(self, 1)?, word_bit(self, 2)?, word_bit(self, 4)?];
-        let shifts = if row.plan.element == 2 {
+        let shift = if row.plan.element == 2 {
             let right = self.out.reg(RegClass::B32);
             self.out
                 .emit("and.b32", vec![right.into(), start.into(), imm(3)])?;
             self.out
                 .emit("shl.b32", vec![right.into(), right.into(), imm(3)])?;
-            let left = self.out.reg(RegClass::B32);
-            self.out.emit("neg.s32", vec![left.into(), right.into()])?;
-            self.out
-                .emit("add.s32", vec![left.into(), left.into(), imm(32)])?;
-            Some((right, left))
+            Some(right)
         } else {
             None
         };
         let row_chunks = i64::from(row.plan.row) / CHUNK;
-        // A misaligned row touches one chunk more than it has.
-        for iteration in 0..(row_chunks + LANES) / LANES {
+        // A misaligned row touches one chunk more than it has. Where its
+        // chunks fill whole turns of the warp, that last chunk (the row's
+        // tail) rides with the first (its head) instead of taking a turn of
+        // its own for one lane: lane 0 of the first turn reads shared chunks
+        // `row_chunks - 1` and 0, whose shifted bytes are the tail's and
+        // the head's, and stores each where it belongs.
+        let folded = row_chunks % LANES == 0;
+        let turns = if folded {
+            row_chunks / LANES
+        } else {
+            (row_chunks + LANES) / LANES
+        };
+        for turn in 0..turns {
             let chunk = self.out.reg(RegClass::B32);
             self.out.emit(
                 "add.u32",
-                vec![chunk.into(), row.lane.into(), imm(iteration * LANES)],
+                vec![chunk.into(), row.lane.into(), imm(turn * LANES)],
             )?;
-            let words = self.straddled_words(row.source, chunk, row_chunks)?;
+            let tail = (folded && turn == 0).then_some(row_chunks);
+            let words = if folded {
+                self.previous_and_own_words(row.source, chunk, tail)?
+            } else {
+                self.straddled_words(row.source, chunk, row_chunks)?
+            };
             let picked = self.pick_words(&words, bits)?;
-            let data = match shifts {
-                Some((right, left)) => self.funnel(&picked, right, left)?,
+            let data = match shift {
+                Some(right) => self.funnel(&picked, right)?,
                 None => picked[..4].to_vec(),
             };
-            self.store_chunk(row, chunk, &data)?;
+            self.store_chunk(row, chunk, &data, tail)?;
         }
         Ok(())
+    }
+
+    /// Shared chunks `chunk - 1` and `chunk` of a row whose every chunk a
+    /// lane of some turn stores, as eight words: no chunk lies past the
+    /// row, and chunk 0's predecessor is the row's last chunk where the
+    /// turn carries the tail (`tail`: the row's chunks), the first chunk
+    /// otherwise (a lane of a later turn never has chunk 0).
+    fn previous_and_own_words(
+        &mut self,
+        source: Reg,
+        chunk: Reg,
+        tail: Option<i64>,
+    ) -> Result<Vec<Reg>, LowerError> {
+        let mut words = match tail {
+            Some(row_chunks) => {
+                let first = self.out.reg(RegClass::Pred);
+                self.out
+                    .emit("setp.eq.u32", vec![first.into(), chunk.into(), imm(0)])?;
+                let before = self.out.reg(RegClass::B32);
+                self.out
+                    .emit("sub.u32", vec![before.into(), chunk.into(), imm(1)])?;
+                let previous = self.select(imm(row_chunks - 1), before.into(), first)?;
+                self.shared_chunk(source, previous, 0)?
+            }
+            None => self.shared_chunk(source, chunk, -1)?,
+        };
+        words.extend(self.shared_chunk(source, chunk, 0)?);
+        Ok(words)
     }
 
     /// Shared chunks `chunk - 1` and `chunk` of the row, as eight words.
@@ -406,23 +449,22 @@ impl KernelLowering<'_, '_> {
         Ok(picked)
     }
 
-    /// Four words, each the next `right` bits of word k and its successor:
-    /// `(w[k] >> right) | (w[k + 1] << left)`, `left = 32 − right` (a shift
-    /// by 32 gives 0, so `right = 0` leaves the words as they are).
-    fn funnel(&mut self, words: &[Reg], right: Reg, left: Reg) -> Result<Vec<Reg>, LowerError> {
+    /// Four words, each the 32 bits of word k and its successor that start
+    /// `right` bits into word k: one funnel shift each (`right = 0` leaves
+    /// the words as they are).
+    fn funnel(&mut self, words: &[Reg], right: Reg) -> Result<Vec<Reg>, LowerError> {
         (0..4)
             .map(|k| {
-                let low = self.out.reg(RegClass::B32);
-                self.out
-                    .emit("shr.b32", vec![low.into(), words[k].into(), right.into()])?;
-                let high = self.out.reg(RegClass::B32);
-                self.out.emit(
-                    "shl.b32",
-                    vec![high.into(), words[k + 1].into(), left.into()],
-                )?;
                 let joined = self.out.reg(RegClass::B32);
-                self.out
-                    .emit("or.b32", vec![joined.into(), low.into(), high.into()])?;
+                self.out.emit(
+                    "shf.r.clamp.b32",
+                    vec![
+                        joined.into(),
+                        words[k].into(),
+                        words[k + 1].into(),
+                        right.into(),
+                    ],
+                )?;
                 Ok(joined)
             })
             .collect()
@@ -432,8 +474,16 @@ impl KernelLowering<'_, '_> {
     /// all of its bytes are the row's and exist, else — under a branch only
     /// the first and last chunk of a row and a partial tile's end take —
     /// element by element, each where its row byte `16·chunk − s + e·size`
-    /// lies in `0 .. valid_bytes`.
-    fn store_chunk(&mut self, row: &Row, chunk: Reg, data: &[Reg]) -> Result<(), LowerError> {
+    /// lies in `0 .. valid_bytes`. With `tail` (the row's chunks), the bytes
+    /// of chunk 0 that precede the row are its tail's (see
+    /// `shifted_chunks`), stored in chunk `tail`.
+    fn store_chunk(
+        &mut self,
+        row: &Row,
+        chunk: Reg,
+        data: &[Reg],
+        tail: Option<i64>,
+    ) -> Result<(), LowerError> {
         let at = self.out.reg(RegClass::B64);
         self.out.emit(
             "mad.wide.u32",
@@ -496,18 +546,21 @@ impl KernelLowering<'_, '_> {
             "row_partial",
             partial,
             false,
-            |this| this.store_elements(row, at, row_byte, data),
+            |this| this.store_elements(row, at, row_byte, data, tail),
             |_| Ok(()),
         )
     }
 
-    /// The elements of a partial chunk, each under its own predicate.
+    /// The elements of a partial chunk, each under its own predicate; with
+    /// `tail`, an element before the row's start is its tail's instead, at
+    /// the same place of chunk `tail`.
     fn store_elements(
         &mut self,
         row: &Row,
         at: Reg,
         row_byte: Reg,
         data: &[Reg],
+        tail: Option<i64>,
     ) -> Result<(), LowerError> {
         let pieces: Vec<(Reg, RegClass)> = if row.plan.element == 2 {
             let mut halves = Vec::with_capacity(8);
@@ -525,30 +578,72 @@ impl KernelLowering<'_, '_> {
         };
         let size = i64::from(row.plan.element);
         for (e, (value, class)) in pieces.into_iter().enumerate() {
+            let offset = e as i64 * size;
             let byte = self.out.reg(RegClass::B32);
-            self.out.emit(
-                "add.s32",
-                vec![byte.into(), row_byte.into(), imm(e as i64 * size)],
-            )?;
-            let after_start = self.out.reg(RegClass::Pred);
             self.out
-                .emit("setp.ge.s32", vec![after_start.into(), byte.into(), imm(0)])?;
-            let exists = self.out.reg(RegClass::Pred);
-            self.out.emit(
-                "setp.lt.s32",
-                vec![exists.into(), byte.into(), row.valid_bytes.into()],
-            )?;
-            self.out.emit(
-                "and.pred",
-                vec![exists.into(), exists.into(), after_start.into()],
-            )?;
-            self.out.emit_guarded(
-                Guard::when(exists),
-                &access_name("st", Memory::Global, 1, class),
-                vec![chunk_address(at, e as i64 * size).into(), value.into()],
-            )?;
+                .emit("add.s32", vec![byte.into(), row_byte.into(), imm(offset)])?;
+            self.store_element_if_it_exists(row, at, byte, offset, value, class)?;
+            if let Some(tail_chunk) = tail {
+                let tail_byte = self.out.reg(RegClass::B32);
+                self.out.emit(
+                    "add.s32",
+                    vec![tail_byte.into(), byte.into(), imm(i64::from(row.plan.row))],
+                )?;
+                let before_start = self.out.reg(RegClass::Pred);
+                self.out.emit(
+                    "setp.lt.s32",
+                    vec![before_start.into(), byte.into(), imm(0)],
+                )?;
+                let exists = self.out.reg(RegClass::Pred);
+                self.out.emit(
+                    "setp.lt.s32",
+                    vec![exists.into(), tail_byte.into(), row.valid_bytes.into()],
+                )?;
+                self.out.emit(
+                    "and.pred",
+                    vec![exists.into(), exists.into(), before_start.into()],
+                )?;
+                self.out.emit_guarded(
+                    Guard::when(exists),
+                    &access_name("st", Memory::Global, 1, class),
+                    vec![
+                        chunk_address(at, tail_chunk * CHUNK + offset).into(),
+                        value.into(),
+                    ],
+                )?;
+            }
         }
         Ok(())
+    }
+
+    /// Stores one element at byte `offset` of the chunk at `at` where its
+    /// row byte `byte` lies in `0 .. valid_bytes`.
+    fn store_element_if_it_exists(
+        &mut self,
+        row: &Row,
+        at: Reg,
+        byte: Reg,
+        offset: i64,
+        value: Reg,
+        class: RegClass,
+    ) -> Result<(), LowerError> {
+        let after_start = self.out.reg(RegClass::Pred);
+        self.out
+            .emit("setp.ge.s32", vec![after_start.into(), byte.into(), imm(0)])?;
+        let exists = self.out.reg(RegClass::Pred);
+        self.out.emit(
+            "setp.lt.s32",
+            vec![exists.into(), byte.into(), row.valid_bytes.into()],
+        )?;
+        self.out.emit(
+            "and.pred",
+            vec![exists.into(), exists.into(), after_start.into()],
+        )?;
+        self.out.emit_guarded(
+            Guard::when(exists),
+            &access_name("st", Memory::Global, 1, class),
+            vec![chunk_address(at, offset).into(), value.into()],
+        )
     }
 }
 
