@@ -541,3 +541,80 @@ fn a_register_pair_written_a_half_at_a_time_is_defined_from_the_entry() {
         compile("whole.gph", &whole, &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
     assert!(!compiled.text.contains(", 0;"), "{}", compiled.text);
 }
+
+/// A loop whose variable starts at the thread id gives each lane its own
+/// value, so an `if` on that variable (and a loop inside it bounded by it)
+/// may go different ways in one warp: their branches are plain `bra`, never
+/// `bra.uni`, whose promise of agreement the CPU executor holds every lane
+/// to (before, the `if` was `bra.uni` and the executor refused the run).
+/// The same `if` on a loop variable that is the same in every lane stays
+/// uniform.
+#[test]
+fn a_branch_on_a_loop_variable_that_starts_at_the_lane_is_not_uniform() {
+    use graphene::launch::{DimArg, run_kernel_cpu, select};
+    let source = |start: &str| {
+        format!(
+            "kernel lanes {{
+    %X:[N].fp32.GL
+    %Y:[N].fp32.GL
+    #grid:[1].block
+    #block:[32].thread
+    %Y <- Move<<<#grid, #block>>>(%X) {{
+        #one:[].block = #grid.scalar()
+        #me:[].thread = #block.scalar()
+        @t = #block.indices()
+        for (i = {start}; i < N; i += 32) {{
+            if (i < 40) {{
+                for (j = i; j < 40; j += 64) {{
+                    %Y[j] <- Move<<<#one, #me>>>(%X[j])
+                }}
+            }} else {{
+                %Y[i] <- Move<<<#one, #me>>>(%X[i])
+            }}
+        }}
+    }}
+}}"
+        )
+    };
+    let lines = |text: &str, what: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| l.contains(what))
+            .map(String::from)
+            .collect()
+    };
+    let compiled = compile("lanes.gph", &source("@t"), &Options::default())
+        .unwrap_or_else(|d| panic!("{d:#?}"));
+    assert!(
+        lines(&compiled.text, "bra.uni").is_empty(),
+        "{}",
+        compiled.text
+    );
+    assert!(
+        lines(&compiled.text, "bra ").len() >= 4,
+        "{}",
+        compiled.text
+    );
+    let dims = [DimArg {
+        name: "N".into(),
+        value: 64,
+    }];
+    let chosen = select(&compiled, None, &dims).expect("selects");
+    let run = run_kernel_cpu(
+        &compiled.text,
+        &chosen[0].plan,
+        &chosen[0].contract,
+        3,
+        true,
+    )
+    .expect("runs without a divergent uniform branch");
+    assert!(run.line().starts_with("PASS"), "{}", run.line());
+
+    let compiled =
+        compile("same.gph", &source("0"), &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));
+    assert!(
+        !lines(&compiled.text, "bra.uni").is_empty(),
+        "{}",
+        compiled.text
+    );
+}

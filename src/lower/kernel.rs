@@ -60,6 +60,10 @@ pub struct KernelLowering<'a, 'c> {
     pub names: Names<'a>,
     /// Values of the unrolled loop variables in scope.
     pub unrolled: BTreeMap<u32, i64>,
+    /// The run-time loop variables in scope whose value may differ between
+    /// the lanes of a warp (their start or step depends on the thread id):
+    /// a branch on one is not uniform.
+    pub lane_dependent_loops: BTreeSet<u32>,
     /// Failures collected so far.
     pub errors: Vec<LowerError>,
     /// Threads per block.
@@ -327,6 +331,7 @@ impl<'a, 'c> KernelLowering<'a, 'c> {
             registers: RegisterFile::new(),
             names: Names::of(kernel),
             unrolled: BTreeMap::new(),
+            lane_dependent_loops: BTreeSet::new(),
             errors: Vec::new(),
             block_size,
             wgmma_batch_open: false,

@@ -385,8 +385,13 @@ impl KernelLowering<'_, '_> {
         })?;
         let uniform = ![&lo, &hi, &step]
             .iter()
-            .any(|e| e.vars().contains(&Var::ThreadId));
+            .any(|e| self.lane_dependent(&e.vars()));
         let branch = if uniform { "bra.uni" } else { "bra" };
+        // Every active lane sees the same value of the variable where its
+        // start and step are the same in every lane (a bound that differs
+        // only ends the loop sooner for some lanes).
+        let var_lane_dependent =
+            self.lane_dependent(&lo.vars()) || self.lane_dependent(&step.vars());
         let counter = self.out.reg(RegClass::B32);
         // The set-up is part of the loop's scope, so that what it computes
         // (start, bound) lands in the loop's preheader, which also dominates
@@ -410,7 +415,12 @@ impl KernelLowering<'_, '_> {
         }
         let head = self.out.label("loop");
         self.out.place(&head)?;
-        self.body(&each.body)?;
+        if var_lane_dependent {
+            self.lane_dependent_loops.insert(each.var);
+        }
+        let walked = self.body(&each.body);
+        self.lane_dependent_loops.remove(&each.var);
+        walked?;
         self.out.at(each.span);
         let step = self.out.int(&step)?;
         self.out
@@ -438,7 +448,7 @@ impl KernelLowering<'_, '_> {
             Folded::Known(true) => return self.body(&branch.then_body),
             Folded::Known(false) => return self.body(&branch.else_body),
             Folded::Runtime(cond) => {
-                let uniform = !cond_vars(&cond).contains(&Var::ThreadId);
+                let uniform = !self.lane_dependent(&cond_vars(&cond));
                 let jump = if uniform { "bra.uni" } else { "bra" };
                 let taken = self.predicate(&cond)?;
                 let otherwise = self.out.label("else");
@@ -492,6 +502,17 @@ impl KernelLowering<'_, '_> {
         self.out.close_branch()?;
         second?;
         self.out.place(&end)
+    }
+
+    /// Whether a value of `vars` may differ between the lanes of a warp:
+    /// it reads the thread id, or a loop variable whose loop starts or steps
+    /// by one.
+    pub(crate) fn lane_dependent(&self, vars: &[Var]) -> bool {
+        vars.iter().any(|var| match var {
+            Var::ThreadId => true,
+            Var::Loop(id) => self.lane_dependent_loops.contains(id),
+            Var::BlockId | Var::Dim(_) => false,
+        })
     }
 
     fn branch_body(&mut self, body: &[Stmt]) -> Result<(), LowerError> {

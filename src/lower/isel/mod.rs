@@ -25,6 +25,7 @@ mod wgmma;
 mod tests;
 
 use std::cmp::Reverse;
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use super::error::{Candidate, LowerError, NoMatch, OperandNote};
@@ -54,6 +55,10 @@ pub struct Request {
     pub inputs: Vec<OperandInfo>,
     /// The requested architecture, if any.
     pub arch: Option<Arch>,
+    /// The run-time loop variables in scope whose value may differ between
+    /// the lanes of a warp: a view indexed by one is no more the same in
+    /// every lane than one indexed by the thread id.
+    pub lane_dependent_loops: BTreeSet<u32>,
 }
 
 /// How far a pattern got before rejecting: the later, the nearer it is.
@@ -404,6 +409,7 @@ impl KernelLowering<'_, '_> {
             outputs,
             inputs,
             arch: self.options.arch,
+            lane_dependent_loops: self.lane_dependent_loops.clone(),
         }
     }
 }

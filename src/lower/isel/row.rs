@@ -18,6 +18,8 @@
 //! of the warp, its last chunk rides with its first, so that no turn is
 //! taken for one lane.
 
+use std::collections::BTreeSet;
+
 use super::super::error::LowerError;
 use super::super::kernel::KernelLowering;
 use super::super::views::OperandInfo;
@@ -134,7 +136,7 @@ impl RowPattern {
                     ),
                 ));
             }
-            if !same_in_every_lane(&place.base) {
+            if !same_in_every_lane(&place.base, &request.lane_dependent_loops) {
                 return Err(Reject::new(
                     Progress::Layout,
                     format!(
@@ -170,9 +172,16 @@ impl RowPattern {
 /// every largest part of it that depends on the thread id alone (`tid /
 /// 128`, `tid / 32 % 4`, but not a product of the thread id with a dim)
 /// takes one value in the 32 lanes of each warp of any block, checked for
-/// every thread id. The rest does not depend on the thread.
-fn same_in_every_lane(base: &Expr) -> bool {
+/// every thread id. The rest does not depend on the thread, nor on a loop
+/// variable of `lane_dependent_loops` (whose value may differ by lane).
+fn same_in_every_lane(base: &Expr, lane_dependent_loops: &BTreeSet<u32>) -> bool {
     let vars = base.vars();
+    if vars
+        .iter()
+        .any(|var| matches!(var, Var::Loop(id) if lane_dependent_loops.contains(id)))
+    {
+        return false;
+    }
     if !vars.contains(&Var::ThreadId) {
         return true;
     }
@@ -188,7 +197,7 @@ fn same_in_every_lane(base: &Expr) -> bool {
     }
     let mut uniform = true;
     base.map_operands(&mut |operand| {
-        uniform = uniform && same_in_every_lane(operand);
+        uniform = uniform && same_in_every_lane(operand, lane_dependent_loops);
         operand.clone()
     });
     uniform

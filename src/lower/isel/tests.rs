@@ -40,6 +40,7 @@ fn request(kind: SpecKind, unit: Unit, outputs: Vec<View>, inputs: Vec<View>) ->
         outputs: outputs.iter().map(|v| operand(v, "output")).collect(),
         inputs: inputs.iter().map(|v| operand(v, "input")).collect(),
         arch: None,
+        lane_dependent_loops: Default::default(),
     }
 }
 
@@ -775,6 +776,25 @@ fn a_warp_stores_a_row_realigned_when_every_lane_names_it() {
     let refused = names_of(&store(Unit::Warp, per_lane, shared.clone())).unwrap_err();
     let reason = &refused.candidates[0].reason;
     assert!(reason.contains("not the same in every lane"), "{reason}");
+    // So is a row indexed by the variable of a loop that starts at the
+    // lane; the same variable of a loop that is the same in every lane is
+    // one row per warp.
+    let by_loop = Expr::add(
+        per_warp.clone(),
+        Expr::mul(
+            Expr::var(crate::expr::Var::Loop(0)),
+            Expr::var(crate::expr::Var::Dim(0)),
+        ),
+    );
+    let mut lane_loop = store(Unit::Warp, by_loop.clone(), shared.clone());
+    lane_loop.lane_dependent_loops.insert(0);
+    let refused = names_of(&lane_loop).unwrap_err();
+    let reason = &refused.candidates[0].reason;
+    assert!(reason.contains("not the same in every lane"), "{reason}");
+    assert_eq!(
+        names_of(&store(Unit::Warp, by_loop, shared.clone())).unwrap(),
+        row_store_name()
+    );
     // A shared row that does not start on a 16-byte boundary is refused.
     let odd = Expr::add(shared, 4.into());
     let refused = names_of(&store(Unit::Warp, per_warp, odd)).unwrap_err();
