@@ -163,8 +163,8 @@ fn values_of_a_branch_do_not_outlive_it() {
     // C's base and address are computed in each branch and once more after.
     assert_eq!(text.matches("[C]").count(), 3, "{text}");
     assert_eq!(text.matches("[A]").count(), 2, "{text}");
-    let else_label = line_of(&text, "_else:");
-    let end = line_of(&text, "_end_if:");
+    let else_label = line_of(&text, "_if_else:");
+    let end = line_of(&text, "_if_end:");
     let b = line_of(&text, "[B]");
     assert!(
         else_label < b && b < end,

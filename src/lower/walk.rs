@@ -449,31 +449,45 @@ impl KernelLowering<'_, '_> {
             Folded::Known(false) => return self.body(&branch.else_body),
             Folded::Runtime(cond) => {
                 let uniform = !self.lane_dependent(&cond_vars(&cond));
-                let jump = if uniform { "bra.uni" } else { "bra" };
                 let taken = self.predicate(&cond)?;
-                let otherwise = self.out.label("else");
-                self.out.emit_guarded(
-                    Guard::unless(taken),
-                    jump,
-                    vec![otherwise.clone().into()],
-                )?;
-                self.branch_body(&branch.then_body)?;
                 if branch.else_body.is_empty() {
-                    self.out.place(&otherwise)?;
+                    self.only_if("if", taken, uniform, |this| this.body(&branch.then_body))?;
                 } else {
-                    let end = self.out.label("end_if");
-                    self.out.emit(jump, vec![end.clone().into()])?;
-                    self.out.place(&otherwise)?;
-                    self.branch_body(&branch.else_body)?;
-                    self.out.place(&end)?;
+                    self.either(
+                        "if",
+                        taken,
+                        uniform,
+                        |this| this.body(&branch.then_body),
+                        |this| this.body(&branch.else_body),
+                    )?;
                 }
             }
         }
         Ok(())
     }
 
-    /// One branch of a run-time `if`, in its own scope: what it computes is
-    /// not reused after it, where it may not have run.
+    /// `@p` the branch `then`, in its own scope (what it computes is not
+    /// reused after it, where it may not have run); nothing otherwise. Its
+    /// label is named after `hint` (`<hint>_end`); with `uniform` (`pred`
+    /// the same in every lane of a warp) the branch is `bra.uni`.
+    pub(crate) fn only_if(
+        &mut self,
+        hint: &str,
+        pred: Reg,
+        uniform: bool,
+        then: impl FnOnce(&mut Self) -> Result<(), LowerError>,
+    ) -> Result<(), LowerError> {
+        let jump = if uniform { "bra.uni" } else { "bra" };
+        let end = self.out.label(&format!("{hint}_end"));
+        self.out
+            .emit_guarded(Guard::unless(pred), jump, vec![end.clone().into()])?;
+        self.out.open_branch();
+        let walked = then(self);
+        self.out.close_branch()?;
+        walked?;
+        self.out.place(&end)
+    }
+
     /// `@p` the first branch, else the second, each in its own scope; the
     /// labels are named after `hint` (`<hint>_else`, `<hint>_end`). With
     /// `uniform` (`pred` the same in every lane of a warp) the branches are
@@ -513,13 +527,6 @@ impl KernelLowering<'_, '_> {
             Var::Loop(id) => self.lane_dependent_loops.contains(id),
             Var::BlockId | Var::Dim(_) => false,
         })
-    }
-
-    fn branch_body(&mut self, body: &[Stmt]) -> Result<(), LowerError> {
-        self.out.open_branch();
-        let walked = self.body(body);
-        let closed = self.out.close_branch();
-        walked.and(closed)
     }
 
     fn substitute_cond(&self, cond: &Cond) -> Cond {

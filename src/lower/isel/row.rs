@@ -551,13 +551,9 @@ impl KernelLowering<'_, '_> {
             "and.pred",
             vec![partial.into(), partial.into(), not_whole.into()],
         )?;
-        self.either(
-            "row_partial",
-            partial,
-            false,
-            |this| this.store_elements(row, at, row_byte, data, tail),
-            |_| Ok(()),
-        )
+        self.only_if("row_partial", partial, false, |this| {
+            this.store_elements(row, at, row_byte, data, tail)
+        })
     }
 
     /// The elements of a partial chunk, each under its own predicate; with
