@@ -177,6 +177,9 @@ pub const ASYNC_EARLY_READ: &str = "E0286";
 /// A collective instruction (an atomic spec executed by several threads
 /// together) under a condition that may differ between them.
 pub const DIVERGENT_COLLECTIVE: &str = "E0287";
+/// A thread's read of an element of one of its register tensors that it
+/// has not written.
+pub const UNWRITTEN_REGISTER_READ: &str = "E0296";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
@@ -206,7 +209,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 70] = [
+pub const ALL: [&str; 71] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -268,6 +271,7 @@ pub const ALL: [&str; 70] = [
     UNSYNCHRONISED_WRITES,
     UNSYNCHRONISED_READ,
     ASYNC_EARLY_READ,
+    UNWRITTEN_REGISTER_READ,
     DIVERGENT_COLLECTIVE,
     COVERAGE_NOT_PROVED,
     ADD_NOT_ACCUMULATED,

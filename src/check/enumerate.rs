@@ -544,7 +544,8 @@ impl<'k, 'o> Walk<'k, 'o> {
             collective,
             execution,
         });
-        // The lanes of a collective spec that name one view read it once.
+        // The lanes of a collective spec that name one view in memory read
+        // it once.
         let mut seen = std::collections::BTreeSet::new();
         let swizzle: Option<Swizzle> = output.ty.swizzle;
         for (pair, _) in live.iter().enumerate().filter(|(_, l)| **l) {
@@ -553,8 +554,10 @@ impl<'k, 'o> Walk<'k, 'o> {
                 .iter()
                 .map(|(_, start, _)| start.value(self.launch, pair))
                 .collect::<Result<Vec<i64>, Undecided>>()?;
+            // (Registers are each lane's own: every lane reads its own.)
             if !writes
                 && collective
+                && output.ty.memory != ir::Memory::Registers
                 && !seen.insert((pair / self.launch.block, origin, starts.clone()))
             {
                 continue;

@@ -39,6 +39,7 @@ mod stmts;
 mod symbolic;
 pub mod tma;
 mod types;
+mod unwritten;
 mod views;
 mod widths;
 

@@ -119,6 +119,9 @@ impl Checker {
             for diagnostic in super::races::check_races(&checked) {
                 self.report(diagnostic);
             }
+            for diagnostic in super::unwritten::check_register_reads(&checked) {
+                self.report(diagnostic);
+            }
         }
         Ok(checked)
     }

@@ -168,7 +168,10 @@ fn broadcast_views_are_inputs_of_every_reading_kind() {
         "%r <- Reduction<add, [1]><<<#one, #me>>>(%s.broadcast(1, 8))",
         "%m <- MatMul<<<#one, #me>>>(%r.broadcast(1, 1), %r.broadcast(0, 1)) {}",
     ] {
-        let src = kernel_with(decls, body);
+        // The register tensors hold values before they are read (E0296).
+        let written = "%r <- Init<1.0><<<#one, #me>>>()\n%m <- Init<1.0><<<#one, #me>>>()\n\
+                       %one_value <- Init<1.0><<<#one, #me>>>()";
+        let src = kernel_with(decls, &format!("{written}\n{body}"));
         assert_eq!(super::codes_of(&src), Vec::<&str>::new(), "{body}");
     }
 }
@@ -196,7 +199,8 @@ fn broadcast_views_are_no_outputs() {
     // mode kept by `.tile` is such a mode.
     let src = kernel_with(
         "%m:[4,4].fp32.RF\n%one_slot:[1,4 : 0,1].fp32.RF",
-        "%one_slot <- Move<<<#one, #me>>>(%m[0, _])\n%m.tile([2, _])[0, _, _, _] <- Init<0.0><<<#one, #me>>>()",
+        "%m <- Init<1.0><<<#one, #me>>>()\n%one_slot <- Move<<<#one, #me>>>(%m[0, _])\n\
+         %m.tile([2, _])[0, _, _, _] <- Init<0.0><<<#one, #me>>>()",
     );
     assert_eq!(super::codes_of(&src), Vec::<&str>::new());
 }

@@ -12,6 +12,7 @@ mod races;
 mod rules;
 mod session;
 mod types;
+mod unwritten;
 mod variants;
 
 use crate::check::{Names, Session, Shown, group_type_text, tensor_type_text};

@@ -27,7 +27,7 @@ fn accepted_programs() {
         (
             "a shuffle by warps, a reduction, pointwise kinds",
             "%x:[2].fp32.RF\n%y:[1].fp32.RF",
-            "%y <- Reduction<max, [0]><<<#b, #t.scalar()>>>(%x)\n%y <- Shfl<bfly, 1><<<#b, #t.tile(32)>>>(%y)\n%x <- UnaryPointwise<exp2><<<#b, #t.scalar()>>>(%x)\n%x <- BinaryPointwise<mul><<<#b, #t.scalar()>>>(%x, %x)",
+            "%x <- Init<1.0><<<#b, #t.scalar()>>>()\n%y <- Reduction<max, [0]><<<#b, #t.scalar()>>>(%x)\n%y <- Shfl<bfly, 1><<<#b, #t.tile(32)>>>(%y)\n%x <- UnaryPointwise<exp2><<<#b, #t.scalar()>>>(%x)\n%x <- BinaryPointwise<mul><<<#b, #t.scalar()>>>(%x, %x)",
         ),
         (
             "a warp-wide move of a shared tile into per-thread registers",
@@ -487,7 +487,12 @@ fn a_bulk_copy_needs_a_destination_of_the_box_shape() {
 #[test]
 fn an_accumulating_store_adds_into_global_fp32_elements_only() {
     let decls = "%g:[32].fp32.GL\n%h:[32].fp16.GL\n%s:[32].fp32.SH\n%r:[1].fp32.RF";
-    let add = |body: &str| codes_of(&kernel_with(decls, &format!("@i = #t.indices()\n{body}")));
+    let add = |body: &str| {
+        codes_of(&kernel_with(
+            decls,
+            &format!("@i = #t.indices()\n%r <- Init<1.0><<<#b, #t.scalar()>>>()\n{body}"),
+        ))
+    };
     assert_eq!(
         add("%g[@i] <- Move<add><<<#b, #t.scalar()>>>(%r)"),
         Vec::<&str>::new()
