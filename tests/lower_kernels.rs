@@ -468,6 +468,23 @@ fn a_specialization_adds_a_version_with_the_aligned_copies() {
     assert!(!single.contains("specialized"), "{single}");
 }
 
+/// Runs the only kernel of `compiled` on the CPU executor with `run
+/// --check`: it matches its contract, and the executor finds nothing (no
+/// register read before a write, no divergent `bra.uni`).
+fn passes_on_the_cpu(compiled: &graphene::compile::Compiled, dims: &[graphene::launch::DimArg]) {
+    let chosen = graphene::launch::select(compiled, None, dims).expect("selects");
+    let run = graphene::launch::run_kernel_cpu(
+        &compiled.text,
+        &chosen[0].plan,
+        &chosen[0].contract,
+        7,
+        true,
+    )
+    .expect("runs");
+    assert!(run.exec.findings.is_empty(), "{:#?}", run.exec.findings);
+    assert!(run.line().starts_with("PASS"), "{}", run.line());
+}
+
 /// Each thread moves its two fp16 elements into one register pair, one
 /// element per `Move` (in the order `ORDER` gives), then stores the pair.
 fn halves_one_at_a_time(order: [u32; 2]) -> String {
@@ -500,7 +517,6 @@ fn halves_one_at_a_time(order: [u32; 2]) -> String {
 /// the output is the input. A pair written whole gets no such zero.
 #[test]
 fn a_register_pair_written_a_half_at_a_time_is_defined_from_the_entry() {
-    use graphene::launch::{run_kernel_cpu, select};
     for order in [[0, 1], [1, 0]] {
         let source = halves_one_at_a_time(order);
         let compiled = compile("halves.gph", &source, &Options::default())
@@ -521,17 +537,7 @@ fn a_register_pair_written_a_half_at_a_time_is_defined_from_the_entry() {
             "{}",
             compiled.text
         );
-        let chosen = select(&compiled, None, &[]).expect("selects");
-        let run = run_kernel_cpu(
-            &compiled.text,
-            &chosen[0].plan,
-            &chosen[0].contract,
-            7,
-            true,
-        )
-        .expect("runs");
-        assert!(run.exec.findings.is_empty(), "{:#?}", run.exec.findings);
-        assert!(run.line().starts_with("PASS"), "{}", run.line());
+        passes_on_the_cpu(&compiled, &[]);
     }
     let whole = halves_one_at_a_time([0, 1]).replace(
         "        %r[0] <- Move<<<#one, #me>>>(%x[0])\n        %r[1] <- Move<<<#one, #me>>>(%x[1])\n",
@@ -551,7 +557,7 @@ fn a_register_pair_written_a_half_at_a_time_is_defined_from_the_entry() {
 /// uniform.
 #[test]
 fn a_branch_on_a_loop_variable_that_starts_at_the_lane_is_not_uniform() {
-    use graphene::launch::{DimArg, run_kernel_cpu, select};
+    use graphene::launch::DimArg;
     let source = |start: &str| {
         format!(
             "kernel lanes {{
@@ -599,16 +605,7 @@ fn a_branch_on_a_loop_variable_that_starts_at_the_lane_is_not_uniform() {
         name: "N".into(),
         value: 64,
     }];
-    let chosen = select(&compiled, None, &dims).expect("selects");
-    let run = run_kernel_cpu(
-        &compiled.text,
-        &chosen[0].plan,
-        &chosen[0].contract,
-        3,
-        true,
-    )
-    .expect("runs without a divergent uniform branch");
-    assert!(run.line().starts_with("PASS"), "{}", run.line());
+    passes_on_the_cpu(&compiled, &dims);
 
     let compiled =
         compile("same.gph", &source("0"), &Options::default()).unwrap_or_else(|d| panic!("{d:#?}"));

@@ -588,33 +588,22 @@ impl KernelLowering<'_, '_> {
             self.out
                 .emit("add.s32", vec![byte.into(), row_byte.into(), imm(offset)])?;
             self.store_element_if_it_exists(row, at, byte, offset, value, class)?;
+            // A tail byte is a byte before the row's start moved one row on:
+            // it exists where that lies below `valid_bytes` (never for a byte
+            // of the row itself, which lands past the row's end).
             if let Some(tail_chunk) = tail {
                 let tail_byte = self.out.reg(RegClass::B32);
                 self.out.emit(
                     "add.s32",
-                    vec![tail_byte.into(), byte.into(), imm(i64::from(row.plan.row))],
+                    vec![tail_byte.into(), byte.into(), imm(tail_chunk * CHUNK)],
                 )?;
-                let before_start = self.out.reg(RegClass::Pred);
-                self.out.emit(
-                    "setp.lt.s32",
-                    vec![before_start.into(), byte.into(), imm(0)],
-                )?;
-                let exists = self.out.reg(RegClass::Pred);
-                self.out.emit(
-                    "setp.lt.s32",
-                    vec![exists.into(), tail_byte.into(), row.valid_bytes.into()],
-                )?;
-                self.out.emit(
-                    "and.pred",
-                    vec![exists.into(), exists.into(), before_start.into()],
-                )?;
-                self.out.emit_guarded(
-                    Guard::when(exists),
-                    &access_name("st", Memory::Global, 1, class),
-                    vec![
-                        chunk_address(at, tail_chunk * CHUNK + offset).into(),
-                        value.into(),
-                    ],
+                self.store_element_if_it_exists(
+                    row,
+                    at,
+                    tail_byte,
+                    tail_chunk * CHUNK + offset,
+                    value,
+                    class,
                 )?;
             }
         }
