@@ -409,29 +409,49 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
     assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
     assert!(stderr(&run).contains("error[E0285]"), "{}", stderr(&run));
 
-    // A read of shared elements no thread wrote is legal source that only
-    // the run sees: FAIL, exit 1, each finding with its thread, instruction
-    // and (annotated) .gph line.
-    let unwritten = "kernel unwritten {
+    // A read of shared elements no thread wrote: where the checker's walk
+    // sees it, it refuses the file (E0298, exit 2).
+    let unwritten = |index: &str| {
+        format!(
+            "kernel unwritten {{
     %src:[64].fp32.GL
     %dst:[64].fp32.GL
+    %scale:[S].fp32.GL
     #b:[1].block
     #t:[64].thread
-    %dst <- Move<<<#b, #t>>>(%src) {
+    %dst <- Move<<<#b, #t>>>(%src) {{
         @i = #t.indices()
         #one:[].block = #b.scalar()
         #me:[].thread = #t.scalar()
         %tile:[128].fp32.SH
         %tile[@i] <- Move<<<#one, #me>>>(%src[@i])
         sync
-        %dst[@i] <- Move<<<#one, #me>>>(%tile[@i + 64])
-    }
-}
-";
+        %dst[@i] <- Move<<<#one, #me>>>(%tile[{index}])
+    }}
+}}
+"
+        )
+    };
     let file = dir.path().join("unwritten.gph");
-    std::fs::write(&file, unwritten).unwrap();
+    std::fs::write(&file, unwritten("@i + 64")).unwrap();
     let file = file.display().to_string();
-    let run = ptxgen(&["run", "--backend", "cpu", "--check", "--annotate", &file]);
+    let run = ptxgen(&["run", "--backend", "cpu", "--check", "--dim", "S=1", &file]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("error[E0298]"), "{}", stderr(&run));
+    // Where the read leaves the written half only at dims past the walk's
+    // samples (S ≥ 1000), only the run sees it: FAIL, exit 1, each finding
+    // with its thread, instruction and (annotated) .gph line.
+    std::fs::write(&file, unwritten("@i + 64 * (S / 1000 % 2)")).unwrap();
+    let run = ptxgen(&[
+        "run",
+        "--backend",
+        "cpu",
+        "--check",
+        "--annotate",
+        "--dim",
+        "S=1000",
+        &file,
+    ]);
     assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
     let text = stdout(&run);
     assert!(text.contains("\nFAIL  unwritten"), "{text}");
@@ -439,7 +459,8 @@ fn run_on_the_cpu_reports_like_the_gpu_and_adds_findings() {
         .lines()
         .find(|line| line.starts_with("  finding  block 0 thread "))
         .unwrap_or_else(|| panic!("no finding line: {text}"));
-    assert!(finding.contains("(.gph line 13:"), "{finding}");
+    assert!(finding.contains("(.gph line 14:"), "{finding}");
+    assert!(finding.contains("which nothing wrote"), "{finding}");
 
     // Without the `cuda` feature the CPU is the default, and the GPU says
     // how to get it (exit 2).

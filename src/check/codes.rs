@@ -180,6 +180,8 @@ pub const DIVERGENT_COLLECTIVE: &str = "E0287";
 /// A thread's read of an element of one of its register tensors that it
 /// has not written.
 pub const UNWRITTEN_REGISTER_READ: &str = "E0296";
+/// A read of a shared element that nothing in its block writes.
+pub const UNWRITTEN_SHARED_READ: &str = "E0298";
 /// A note: the coverage of a decomposition could not be decided (too many
 /// writes to enumerate, or an expression not evaluable at sample dims).
 pub const COVERAGE_NOT_PROVED: &str = "E0283";
@@ -209,7 +211,7 @@ pub const SETMAXNREG: &str = "E0294";
 pub const BAD_TUNE_VALUES: &str = "E0297";
 
 /// Every checker code, in order.
-pub const ALL: [&str; 71] = [
+pub const ALL: [&str; 72] = [
     UNDEFINED,
     DUPLICATE,
     USED_BEFORE_DEFINITION,
@@ -272,6 +274,7 @@ pub const ALL: [&str; 71] = [
     UNSYNCHRONISED_READ,
     ASYNC_EARLY_READ,
     UNWRITTEN_REGISTER_READ,
+    UNWRITTEN_SHARED_READ,
     DIVERGENT_COLLECTIVE,
     COVERAGE_NOT_PROVED,
     ADD_NOT_ACCUMULATED,

@@ -1,5 +1,6 @@
 //! Stage 2, check: no thread reads a shared element that another thread of
-//! its block wrote, or writes one that another read, between two barriers
+//! its block wrote, or writes one that another read, between two barriers,
+//! and none reads an element nothing in its block has written
 //! (docs/language.md §5, "Coverage").
 //!
 //! The kernel is walked ([`super::enumerate`]) at sample values of its dims
@@ -19,7 +20,10 @@
 //! writes are not counted here; barriers themselves (`mbarrier`) are
 //! synchronisation, not data. A `cp.async` is counted where it is issued:
 //! the `async_wait` that lands it orders it for its own thread only, and
-//! another thread still needs the `sync` after it. Where the walk cannot
+//! another thread still needs the `sync` after it. A read of an element
+//! that no write met so far in the walk reads nothing (`E0298`), unless a
+//! bulk copy writes the element anywhere in the walk, or the kernel's
+//! outermost spec takes the tensor as an input. Where the walk cannot
 //! decide at a small sample (too many accesses even in one block, or an
 //! expression it cannot evaluate), a note (`E0283`) says the races were not
 //! checked, and the kernel is accepted. Blocks share no shared memory, so
@@ -45,7 +49,16 @@ struct Access {
 /// What one shared element of one block remembers.
 #[derive(Clone, Copy, Default)]
 struct Element {
+    /// The last write ordered by barriers (a bulk copy's is not: it lands
+    /// on its own barrier).
     write: Option<Access>,
+    /// Whether anything wrote the element so far, a bulk copy included.
+    written: bool,
+    /// Whether a bulk copy wrote it: such a copy lands when its barrier
+    /// completes, not where the walk meets it.
+    bulk: bool,
+    /// The first read while nothing had written the element yet.
+    read_unwritten: Option<Who>,
     /// The last read, and whether another thread read it in the same
     /// interval too.
     read: Option<(Access, bool)>,
@@ -74,6 +87,9 @@ struct Tally<'l> {
     opened: Vec<u32>,
     landed: Vec<u32>,
     early: Option<EarlyRead>,
+    /// The shared tensors the kernel's outermost spec takes as inputs: they
+    /// hold their values before the kernel starts.
+    given: Vec<BufferId>,
     /// Reads and writes followed so far.
     accesses: u64,
 }
@@ -101,6 +117,33 @@ impl Tally<'_> {
         let block = self.blocks.slot(pair / self.layout.launch.block)?;
         let at = block * self.layout.per_block + start + usize::try_from(offset).ok()?;
         (at < self.elements.len()).then_some(at)
+    }
+
+    /// The earliest read (in the walk's order) of an element that nothing
+    /// had written: the element's buffer and offset, and the reader. The
+    /// walk meets ordinary writes in the order the block executes them
+    /// (where it does not — the two branches of an `if` — the race rule
+    /// sees the pair), so a read before all of them reads nothing; a bulk
+    /// copy's writes land later than the walk meets them, so an element a
+    /// bulk copy writes counts only when nothing ever writes it.
+    fn first_unwritten_read(&self) -> Option<(BufferId, i64, Who)> {
+        let (at, reader) = self
+            .elements
+            .iter()
+            .enumerate()
+            .filter(|(_, element)| !element.bulk)
+            .filter_map(|(at, element)| Some((at, element.read_unwritten?)))
+            .min_by_key(|(at, reader)| (reader.visit, reader.pair, *at))?;
+        let within = at % self.layout.per_block;
+        let (buffer, start) = self
+            .layout
+            .start
+            .iter()
+            .enumerate()
+            .filter_map(|(index, start)| Some((BufferId(index as u32), (*start)?)))
+            .filter(|(_, start)| *start <= within)
+            .max_by_key(|(_, start)| *start)?;
+        Some((buffer, (within - start) as i64, reader))
     }
 }
 
@@ -186,7 +229,12 @@ impl Observer for Tally<'_> {
         offset: i64,
     ) {
         self.accesses += 1;
+        let Some(at) = self.slot(buffer, pair, offset) else {
+            return;
+        };
+        self.elements[at].written = true;
         if visits[visit].spec.kind.is_bulk_copy() {
+            self.elements[at].bulk = true;
             return;
         }
         let interval = self.interval;
@@ -197,9 +245,6 @@ impl Observer for Tally<'_> {
             .is_async_copy()
             .then(|| (now.who, self.opened[pair]));
         let mut found = None;
-        let Some(at) = self.slot(buffer, pair, offset) else {
-            return;
-        };
         let element = &mut self.elements[at];
         if let Some((read, several)) = element.read
             && read.interval == interval
@@ -229,7 +274,11 @@ impl Observer for Tally<'_> {
         let Some(at) = self.slot(buffer, pair, offset) else {
             return;
         };
+        let given = self.given.contains(&buffer);
         let element = &mut self.elements[at];
+        if !element.written && !given && element.read_unwritten.is_none() {
+            element.read_unwritten = Some(now.who);
+        }
         // A collective read hands each lane elements other lanes name:
         // only a write of its own execution is ordered before it.
         let collective = visits[visit].collective;
@@ -382,6 +431,7 @@ fn walk_blocks(
         opened: vec![0; pairs],
         landed: vec![0; pairs],
         early: None,
+        given: kernel.root.inputs.iter().map(|view| view.buffer).collect(),
         accesses: 0,
     };
     let walked = |block: usize| blocks.walked(block);
@@ -397,6 +447,9 @@ fn walk_blocks(
     }
     if let Some(race) = tally.race {
         found.push(diagnostic(kernel, layout, &visits, race, dims));
+    }
+    if let Some(unwritten) = tally.first_unwritten_read() {
+        found.push(unwritten_read(kernel, layout, &visits, unwritten, dims));
     }
     Ok((found, tally.accesses))
 }
@@ -453,6 +506,35 @@ fn early_read(
     .with_help(
         "close the copy's group with `async_commit`, then `async_wait(N)` with N no more than the \
          groups committed after it (and a `sync` when other threads read it)",
+    )
+}
+
+/// `E0298`: a shared element read before anything in its block wrote it.
+fn unwritten_read(
+    kernel: &Kernel,
+    layout: &SharedLayout,
+    visits: &[Visit<'_>],
+    (buffer, offset, reader): (BufferId, i64, Who),
+    dims: &[i64],
+) -> Diagnostic {
+    let element = element_name(kernel, buffer, offset, dims);
+    Diagnostic::error(
+        codes::UNWRITTEN_SHARED_READ,
+        format!("`{element}` is read before anything in its block wrote it"),
+        visits[reader.visit as usize].spec.span,
+    )
+    .with_label(format!(
+        "read here by {}",
+        describe_writer(kernel, &layout.launch, visits, reader)
+    ))
+    .with_note(format!(
+        "shared memory holds whatever an earlier block left there until a spec of this block \
+         writes it; no spec of this block wrote this element before this read{}",
+        sample_text(kernel, dims)
+    ))
+    .with_help(
+        "read only the elements the block writes (a tile index or extent past the ones copied \
+         in?), or write this one first",
     )
 }
 

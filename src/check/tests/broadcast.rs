@@ -168,9 +168,11 @@ fn broadcast_views_are_inputs_of_every_reading_kind() {
         "%r <- Reduction<add, [1]><<<#one, #me>>>(%s.broadcast(1, 8))",
         "%m <- MatMul<<<#one, #me>>>(%r.broadcast(1, 1), %r.broadcast(0, 1)) {}",
     ] {
-        // The register tensors hold values before they are read (E0296).
+        // The register tensors hold values before they are read (E0296),
+        // and so does the shared one, written by thread 0 (E0298).
         let written = "%r <- Init<1.0><<<#one, #me>>>()\n%m <- Init<1.0><<<#one, #me>>>()\n\
-                       %one_value <- Init<1.0><<<#one, #me>>>()";
+                       %one_value <- Init<1.0><<<#one, #me>>>()\n@lane = #t.indices()\n\
+                       if (@lane == 0) {\n%s <- Init<1.0><<<#one, #me>>>()\n}\nsync";
         let src = kernel_with(decls, &format!("{written}\n{body}"));
         assert_eq!(super::codes_of(&src), Vec::<&str>::new(), "{body}");
     }

@@ -9,12 +9,21 @@ use crate::check::codes;
 
 /// A kernel of `threads` threads whose spec body is `body`, after the
 /// kernel-scope declarations `decls`: a 16×16 row-major shared tile `%s`
-/// and a column-major 16×8 one `%cols` are always declared.
+/// and a column-major 16×8 one `%cols` are always declared. Thread 0
+/// zeroes the shared tiles first (`%stages` too, where `decls` has it), so
+/// that the moves read written elements.
 fn kernel(threads: u32, decls: &str, body: &str) -> String {
+    let stages = if decls.contains("%stages") {
+        "%stages <- Init<0.0><<<#b, #t.scalar()>>>()\n"
+    } else {
+        ""
+    };
     format!(
         "%s:[16, 16 : 16, 1].fp16.SH\n%cols:[16, 8 : 1, 16].fp16.SH\n{decls}\n\
          #b:[1].block\n#t:[{threads}].thread\n%out:[1].fp32.GL\n\
-         %out <- Spec<<<#b, #t>>>() {{\n{body}\n}}\n"
+         %out <- Spec<<<#b, #t>>>() {{\n@thread = #t.indices()\nif (@thread == 0) {{\n\
+         %s <- Init<0.0><<<#b, #t.scalar()>>>()\n%cols <- Init<0.0><<<#b, #t.scalar()>>>()\n\
+         {stages}}}\nsync\n{body}\n}}\n"
     )
 }
 

@@ -104,16 +104,18 @@ fn the_bound_locates_every_element_along_the_tiled_mode() {
 fn constant_modes_are_partial_only_when_the_tile_leaves_a_remainder() {
     let body = |ty: &str| {
         format!(
-            "%s:{ty}.fp32.SH\n%v = %s.tile_partial([4])[0]\n\
+            "%s:{ty}.fp32.SH\nif (@t == 0) {{\n%s <- Init<0.0><<<#one, #me>>>()\n}}\nsync\n\
+             %v = %s.tile_partial([4])[0]\n\
              %r <- Move<masked><<<#one, #me>>>(%v.tile([1])[0])\n\
              %Y[@t] <- Move<<<#one, #me>>>(%r)"
         )
     };
+    // Operand 0 is the `Init`'s output, 1 and 2 the masked move's.
     let views = operands(&kernel("[256]", "1", &body("[10]")));
-    assert_eq!(views[1].bounds.len(), 1);
-    assert_eq!(views[1].bounds[0].extent, Expr::Const(10));
+    assert_eq!(views[2].bounds.len(), 1);
+    assert_eq!(views[2].bounds[0].extent, Expr::Const(10));
     let views = operands(&kernel("[256]", "1", &body("[12]")));
-    assert!(views[1].bounds.is_empty());
+    assert!(views[2].bounds.is_empty());
 }
 
 #[test]

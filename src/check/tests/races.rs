@@ -4,7 +4,7 @@
 //! read (`ldmatrix`) hands its lanes what other lanes wrote; a spec whose
 //! outermost is the generic `Spec` (no coverage walk) is walked too; blocks
 //! whose shared memory is past the walk's bound together are walked as many
-//! as fit.
+//! as fit. A read of a shared element nothing has written yet is `E0298`.
 
 use super::codes_of;
 use crate::check::codes;
@@ -150,4 +150,64 @@ fn blocks_past_the_bound_together_are_walked_as_many_as_fit() {
         [codes::COVERAGE_NOT_PROVED, codes::UNSYNCHRONISED_READ]
     );
     assert_eq!(codes_of(&src("sync")), Vec::<&str>::new());
+}
+
+/// 64 threads: `BEFORE`, then each reads `%tile[@i]` into `%dst[@i]`, then
+/// `AFTER`; `%tile` is shared.
+fn read_between(before: &str, after: &str) -> String {
+    format!(
+        "%src:[64].fp32.GL\n%dst:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+         %dst <- Move<<<#b, #t>>>(%src) {{\n\
+         @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+         %tile:[64].fp32.SH\n\
+         {before}\n\
+         %dst[@i] <- Move<<<#one, #me>>>(%tile[@i])\n\
+         {after}\n}}\n"
+    )
+}
+
+#[test]
+fn a_shared_element_nothing_wrote_is_not_read() {
+    let write = "%tile[@i] <- Move<<<#one, #me>>>(%src[@i])";
+    assert_eq!(
+        codes_of(&read_between(&format!("{write}\nsync"), "")),
+        Vec::<&str>::new()
+    );
+    // Threads 32 to 63 read elements no thread writes (E0298).
+    let half = format!("if (@i < 32) {{ {write} }}\nsync");
+    assert_eq!(
+        codes_of(&read_between(&half, "")),
+        [codes::UNWRITTEN_SHARED_READ]
+    );
+    // The other half written on the other arm: every element is.
+    let both = format!("if (@i < 32) {{ {write} }} else {{ {write} }}\nsync");
+    assert_eq!(codes_of(&read_between(&both, "")), Vec::<&str>::new());
+    // Written only after the read: the read saw nothing.
+    assert_eq!(
+        codes_of(&read_between("", &format!("sync\n{write}"))),
+        [codes::UNWRITTEN_SHARED_READ]
+    );
+}
+
+#[test]
+fn a_pipeline_that_reads_a_stage_before_filling_it_reads_nothing() {
+    // Two stages: step k reads stage k % 2 and fills stage (k + 1) % 2;
+    // without the prologue that fills stage 0, step 0 reads it empty.
+    let source = |prologue: &str| {
+        format!(
+            "%src:[64].fp32.GL\n%dst:[64].fp32.GL\n#b:[1].block\n#t:[64].thread\n\
+             %dst <- Move<<<#b, #t>>>(%src) {{\n\
+             @i = #t.indices()\n#one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+             %stage:[2, 64].fp32.SH\n%sum:[1].fp32.RF\n\
+             {prologue}\nsync\n\
+             for (k = 0; k < 2; k += 1) {{\n\
+             %sum[0] <- Move<<<#one, #me>>>(%stage[k % 2, 63 - @i])\n\
+             %stage[(k + 1) % 2, @i] <- Move<<<#one, #me>>>(%sum[0])\n\
+             sync\n}}\n\
+             %dst[@i] <- Move<<<#one, #me>>>(%stage[0, @i])\n}}\n"
+        )
+    };
+    let prologue = "%stage[0, @i] <- Move<<<#one, #me>>>(%src[@i])";
+    assert_eq!(codes_of(&source(prologue)), Vec::<&str>::new());
+    assert_eq!(codes_of(&source("")), [codes::UNWRITTEN_SHARED_READ]);
 }
