@@ -356,23 +356,13 @@ fn check_sample(
     let at = sample_text(kernel, dims);
     let mut found = Vec::new();
     if let Some((buffer, offset, earlier, later)) = tally.race {
-        let element = element_name(kernel, buffer, offset, dims);
-        found.push(
-            Diagnostic::error(
-                codes::UNSYNCHRONISED_WRITES,
-                format!("two threads write `{element}` with no `sync` between"),
-                visits[later.visit as usize].spec.span,
-            )
-            .with_label(format!("written here by {}", writer(later)))
-            .with_secondary(
-                visits[earlier.visit as usize].spec.span,
-                format!("and here by {}", writer(earlier)),
-            )
-            .with_note(format!(
-                "threads of a block that write one shared element race unless a barrier orders them{at}"
-            ))
-            .with_help("give each thread its own elements, or put a `sync` between the two writes"),
-        );
+        found.push(unsynchronised_writes(
+            kernel,
+            &launch,
+            &visits,
+            (buffer, offset, earlier, later),
+            dims,
+        ));
     }
     if let Some((offset, earlier, later)) = tally.double {
         let index = elements.index(offset).unwrap_or(0);
@@ -622,7 +612,37 @@ pub(super) fn not_proved(kernel: &Kernel, message: String, label: &str) -> Diagn
 /// built-in contract (docs/language.md §5): what it writes is its
 /// decomposition's business, so coverage is not asked of it; nor of `Shfl`,
 /// whose output is each lane's own value.
-fn promises_every_element(kind: &SpecKind) -> bool {
+/// `E0282`: two threads of a block write one shared element (`offset` of
+/// `buffer`) in one barrier interval, `earlier` then `later`.
+pub(super) fn unsynchronised_writes(
+    kernel: &Kernel,
+    launch: &Launch,
+    visits: &[Visit<'_>],
+    (buffer, offset, earlier, later): (BufferId, i64, Writer, Writer),
+    dims: &[i64],
+) -> Diagnostic {
+    let writer = |who: Writer| describe_writer(kernel, launch, visits, who);
+    let element = element_name(kernel, buffer, offset, dims);
+    Diagnostic::error(
+        codes::UNSYNCHRONISED_WRITES,
+        format!("two threads write `{element}` with no `sync` between"),
+        visits[later.visit as usize].spec.span,
+    )
+    .with_label(format!("written here by {}", writer(later)))
+    .with_secondary(
+        visits[earlier.visit as usize].spec.span,
+        format!("and here by {}", writer(earlier)),
+    )
+    .with_note(format!(
+        "threads of a block that write one shared element race unless a barrier orders them{}",
+        sample_text(kernel, dims)
+    ))
+    .with_help("give each thread its own elements, or put a `sync` between the two writes")
+}
+
+/// Whether the coverage walk judges a kernel whose outermost spec is of
+/// `kind` (the generic `Spec` promises nothing of its outputs).
+pub(super) fn promises_every_element(kind: &SpecKind) -> bool {
     match kind {
         SpecKind::Move { .. }
         | SpecKind::MatMul { .. }

@@ -1,7 +1,10 @@
 //! Stage 2, check: no thread reads a shared element that another thread of
 //! its block wrote, or writes one that another read, between two barriers,
 //! and none reads an element nothing in its block has written
-//! (docs/language.md §5, "Coverage").
+//! (docs/language.md §5, "Coverage"). In a kernel whose outermost spec is
+//! the generic `Spec` (a fused kernel with a contract), which the coverage
+//! walk does not judge, two threads writing one element between two
+//! barriers race too (`E0282`, the coverage walk's rule elsewhere).
 //!
 //! The kernel is walked ([`super::enumerate`]) at sample values of its dims
 //! as coverage walks it, following the reads of shared buffers as well as
@@ -35,7 +38,8 @@ use crate::ir::{BufferId, BufferKind, Kernel, Scalar};
 
 use super::codes;
 use super::coverage::{
-    SharedLayout, Writer as Who, describe_writer, element_name, not_proved, sample_text,
+    SharedLayout, Writer as Who, describe_writer, element_name, not_proved, promises_every_element,
+    sample_text, unsynchronised_writes,
 };
 use super::enumerate::{Follows, Observer, Undecided, Visit, Walk, larger_sample, samples};
 
@@ -90,6 +94,12 @@ struct Tally<'l> {
     /// The shared tensors the kernel's outermost spec takes as inputs: they
     /// hold their values before the kernel starts.
     given: Vec<BufferId>,
+    /// Whether two threads' writes of one element race here: where the
+    /// coverage walk judges the kernel, it reports them (`E0282`) instead.
+    follows_writes: bool,
+    /// The first such pair: the element's buffer and offset, the earlier
+    /// write, the later.
+    double: Option<(BufferId, i64, Who, Who)>,
     /// Reads and writes followed so far.
     accesses: u64,
 }
@@ -251,6 +261,14 @@ impl Observer for Tally<'_> {
             && (several || !together(visits, read.who, now.who))
         {
             found = Some((buffer, offset, read, now, false));
+        }
+        if self.follows_writes
+            && self.double.is_none()
+            && let Some(write) = element.write
+            && write.interval == interval
+            && !together(visits, write.who, now.who)
+        {
+            self.double = Some((buffer, offset, write.who, now.who));
         }
         element.write = Some(now);
         element.copy = copy;
@@ -432,6 +450,8 @@ fn walk_blocks(
         landed: vec![0; pairs],
         early: None,
         given: kernel.root.inputs.iter().map(|view| view.buffer).collect(),
+        follows_writes: !promises_every_element(&kernel.root.kind),
+        double: None,
         accesses: 0,
     };
     let walked = |block: usize| blocks.walked(block);
@@ -447,6 +467,15 @@ fn walk_blocks(
     }
     if let Some(race) = tally.race {
         found.push(diagnostic(kernel, layout, &visits, race, dims));
+    }
+    if let Some(double) = tally.double {
+        found.push(unsynchronised_writes(
+            kernel,
+            &layout.launch,
+            &visits,
+            double,
+            dims,
+        ));
     }
     if let Some(unwritten) = tally.first_unwritten_read() {
         found.push(unwritten_read(kernel, layout, &visits, unwritten, dims));

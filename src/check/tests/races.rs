@@ -211,3 +211,16 @@ fn a_pipeline_that_reads_a_stage_before_filling_it_reads_nothing() {
     assert_eq!(codes_of(&source(prologue)), Vec::<&str>::new());
     assert_eq!(codes_of(&source("")), [codes::UNWRITTEN_SHARED_READ]);
 }
+
+#[test]
+fn two_threads_writing_one_element_race_under_a_generic_root_too() {
+    // Threads 2i and 2i + 1 both write element i: the coverage walk finds
+    // it under `Move`, the race walk under the generic `Spec` (a fused
+    // kernel's root, which coverage does not judge) — once either way.
+    for root in ["Move", "Spec"] {
+        let text = stage("@i / 2", "sync", "@i / 2", "").replace("ROOT", root);
+        assert_eq!(codes_of(&text), [codes::UNSYNCHRONISED_WRITES], "{root}");
+    }
+    let apart = stage("@i", "sync", "@i", "").replace("ROOT", "Spec");
+    assert_eq!(codes_of(&apart), Vec::<&str>::new());
+}
