@@ -27,7 +27,8 @@ use crate::layout::Swizzle;
 
 use super::codes;
 use super::enumerate::{
-    Follows, Launch, Observer, Undecided, Visit, Walk, larger_sample, level_offsets, samples,
+    Follows, LARGER, Launch, Observer, Undecided, Visit, Walk, larger_sample, level_offsets,
+    samples,
 };
 
 /// The most elements listed as never written.
@@ -290,7 +291,7 @@ pub(super) fn check_writes(kernel: &Kernel) -> Vec<Diagnostic> {
     }
     if let Some(dims) = samples
         .first()
-        .and_then(|first| larger_sample(kernel, first))
+        .and_then(|first| larger_sample(kernel, first, LARGER))
     {
         for output in &body_owner.outputs {
             if let Ok(found) = check_sample(kernel, output, &dims)

@@ -157,17 +157,24 @@ pub(super) fn samples(kernel: &Kernel) -> Option<Vec<Vec<i64>>> {
     Some(out)
 }
 
-/// What a dim reaches in the [`larger_sample`]: past one 128-wide tile, so
-/// that a tiled mode has two whole tiles and a partial one, and a loop over
-/// 64-wide k-tiles runs three times (a pipeline fills and refills).
-const LARGER: i64 = 130;
+/// What a dim reaches in the coverage walk's [`larger_sample`]: past one
+/// 128-wide tile, so that a tiled mode has two whole tiles and a partial
+/// one.
+pub(super) const LARGER: i64 = 130;
+
+/// What a dim reaches in the race walk's [`larger_sample`]: a loop over
+/// 64-wide k-tiles runs five times, so that a pipeline of up to four
+/// stages refills a stage it has read (a missing `sync` before the refill
+/// is a race only then).
+pub(super) const DEEPER: i64 = 260;
 
 /// A third, larger sample, walked on a best-effort basis: each dim of the
-/// first sample raised to its least multiple of at least [`LARGER`]; `None`
-/// when that breaks a requirement. What a walk there finds is as true as at
-/// the small samples; where it cannot decide (too large), nothing is said,
-/// since the small samples were decided.
-pub(super) fn larger_sample(kernel: &Kernel, first: &[i64]) -> Option<Vec<i64>> {
+/// first sample raised to its least multiple of at least `at_least`
+/// ([`LARGER`], [`DEEPER`]); `None` when that breaks a requirement. What a
+/// walk there finds is as true as at the small samples; where it cannot
+/// decide (too large), nothing is said, since the small samples were
+/// decided.
+pub(super) fn larger_sample(kernel: &Kernel, first: &[i64], at_least: i64) -> Option<Vec<i64>> {
     if first.is_empty() {
         return None;
     }
@@ -175,7 +182,7 @@ pub(super) fn larger_sample(kernel: &Kernel, first: &[i64]) -> Option<Vec<i64>> 
         .iter()
         .map(|value| {
             let step = (*value).max(1);
-            step * ((LARGER + step - 1) / step).max(1)
+            step * ((at_least + step - 1) / step).max(1)
         })
         .collect();
     satisfies(&larger, &kernel.requirements).then_some(larger)

@@ -41,7 +41,7 @@ use super::coverage::{
     SharedLayout, Writer as Who, describe_writer, element_name, not_proved, promises_every_element,
     sample_text, unsynchronised_writes,
 };
-use super::enumerate::{Follows, Observer, Undecided, Visit, Walk, larger_sample, samples};
+use super::enumerate::{DEEPER, Follows, Observer, Undecided, Visit, Walk, larger_sample, samples};
 
 /// One access: by which pair, in which visit, in which barrier interval.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -377,7 +377,7 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
     };
     let larger = samples
         .first()
-        .and_then(|first| larger_sample(kernel, first));
+        .and_then(|first| larger_sample(kernel, first, DEEPER));
     samples.extend(larger.clone());
     for dims in samples {
         let best_effort = Some(&dims) == larger.as_ref();
@@ -391,7 +391,14 @@ pub(super) fn check_races(kernel: &Kernel) -> Vec<Diagnostic> {
         // Where every block's shared elements fit the bound together, all
         // of them, unless their accesses are past it; else one block, then
         // as many as its accesses say fit (the first ones and the last).
-        let walked = if fitting.count() < layout.launch.grid {
+        // At the deeper sample, whose grid the small ones already walked
+        // block by block, the first block and the last: its point is the
+        // loops' later iterations, which every block runs alike (the last
+        // with its partial tiles).
+        let walked = if best_effort {
+            let ends = Blocks::first(layout.launch.grid, fitting.count().min(2));
+            walk_blocks(kernel, &layout, &ends, &followed, &dims)
+        } else if fitting.count() < layout.launch.grid {
             walk_by_first_block(kernel, &layout, &fitting, &followed, &dims)
         } else {
             match walk_blocks(kernel, &layout, &fitting, &followed, &dims) {

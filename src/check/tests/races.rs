@@ -224,3 +224,19 @@ fn two_threads_writing_one_element_race_under_a_generic_root_too() {
     let apart = stage("@i", "sync", "@i", "").replace("ROOT", "Spec");
     assert_eq!(codes_of(&apart), Vec::<&str>::new());
 }
+
+#[test]
+fn a_refill_of_a_stage_still_being_read_races_once_the_pipeline_wraps() {
+    // gemm_bias_relu's three-stage pipeline with its wait and `sync` one
+    // k-step early: the last k-step's fragments are read after the `sync`,
+    // and the next k-tile's first step refills that stage. Only a K of
+    // more than three k-tiles refills a stage it has read (the deeper
+    // sample of the race walk, 264 here).
+    let path = format!("{}/examples/gemm_bias_relu.gph", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).expect("example");
+    assert_eq!(codes_of(&src), Vec::<&str>::new());
+    let wait = "if (kk == KSTEPS - 1) {";
+    assert_eq!(src.matches(wait).count(), 1, "the example changed");
+    let early = src.replace(wait, "if (kk == KSTEPS - 2) {");
+    assert_eq!(codes_of(&early), [codes::UNSYNCHRONISED_READ]);
+}
