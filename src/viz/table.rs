@@ -93,12 +93,20 @@ impl Table<'_> {
             grid.draw(&geometry, only.clone(), "", style, out);
         } else {
             for panel in &panels {
-                out.push_str(&format!(
-                    "columns {}-{} (of {}):\n",
-                    grid.col_labels[panel.start],
-                    grid.col_labels[panel.end - 1],
-                    self.cols
-                ));
+                let (first, last) = (
+                    &grid.col_labels[panel.start],
+                    &grid.col_labels[panel.end - 1],
+                );
+                let header = format!("columns {first}-{last} (of {}):", self.cols);
+                // Where the long form is wider than the grid keeps to (and
+                // than prose's narrowest), the short form.
+                let header = if header.chars().count() <= style.width.max(PROSE_WIDTH) {
+                    header
+                } else {
+                    format!("columns {first}-{last}/{}:", self.cols)
+                };
+                out.push_str(&header);
+                out.push('\n');
                 grid.draw(&geometry, panel.clone(), "", style, out);
             }
         }
@@ -303,11 +311,15 @@ pub(crate) fn tile_letter(k: u64) -> String {
 /// grid thousands of characters wide) keeps its captions in lines.
 const CAPTION_WIDTH: usize = 400;
 
-/// Appends `text` word-wrapped to the style's width (at least 24 columns,
-/// at most `CAPTION_WIDTH`; a single word longer than that stays whole on
-/// its own line).
+/// The narrowest a line of prose gets, whatever the style's width: a
+/// caption wraps there, and a panel's header keeps its long form there.
+const PROSE_WIDTH: usize = 24;
+
+/// Appends `text` word-wrapped to the style's width (at least
+/// `PROSE_WIDTH` columns, at most `CAPTION_WIDTH`; a single word longer than
+/// that stays whole on its own line).
 pub(crate) fn caption(text: &str, style: &Style, out: &mut String) {
-    let limit = style.width.clamp(24, CAPTION_WIDTH);
+    let limit = style.width.clamp(PROSE_WIDTH, CAPTION_WIDTH);
     let mut line = String::new();
     for word in text.split(' ').filter(|w| !w.is_empty()) {
         if !line.is_empty() && width_of(&line) + 1 + width_of(word) > limit {
