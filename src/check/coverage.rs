@@ -1,9 +1,8 @@
 //! Stage 2, check: a decomposition writes every element of its output
-//! exactly once, and no two threads of a block write one shared element
-//! between two barriers (docs/language.md §5, "Coverage").
+//! exactly once (docs/language.md §5, "Coverage").
 //!
 //! The kernel is walked ([`super::enumerate`]) at sample values of its dims,
-//! following the outermost spec's output and every shared buffer. Each
+//! following the outermost spec's output. Each
 //! element of the output must be written, and by one thread only: a second
 //! overwriting write (`Move`, `Init`, a pointwise or reduction spec) of the
 //! same element is a double write, wherever it comes from; an accumulating
@@ -15,10 +14,10 @@
 //! threads, of any blocks, may add into one element — a split K's partial
 //! sums — provided that the outermost spec accumulates (`C = C + A·B`, so
 //! the old value belongs in the sum) and that nothing overwrites the
-//! element beside the adds (whose order against them is undefined). A
-//! shared element written by two threads of a block with no `sync` between
-//! is a race. When the walk cannot decide, a note says why; nothing is
-//! rejected on a guess.
+//! element beside the adds (whose order against them is undefined). When
+//! the walk cannot decide, a note says why; nothing is rejected on a guess.
+//! (Two threads writing one shared element between barriers is the race
+//! walk's, `super::races`, which walks every kernel.)
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::Var;
@@ -152,9 +151,8 @@ fn unpack(word: u64) -> Writer {
 }
 
 /// What the walk found.
-struct Tally<'e> {
+struct Tally {
     output: BufferId,
-    launch: &'e Launch,
     /// Each offset of the output buffer: [`OUTSIDE`], [`UNWRITTEN`] or
     /// its first writer.
     first: Vec<u64>,
@@ -167,19 +165,9 @@ struct Tally<'e> {
     /// An element both added into and overwritten: the earlier and the
     /// later write.
     mixed: Option<(i64, Writer, Writer)>,
-    /// Where each shared buffer's elements start in `last_shared`, block 0
-    /// (`None` for other buffers), and the elements of one block.
-    shared_start: Vec<Option<usize>>,
-    shared_per_block: usize,
-    /// The last write of each shared element of each block, with the
-    /// barrier interval it fell in.
-    last_shared: Vec<Option<(u32, Writer)>>,
-    /// Barriers so far: the current interval.
-    interval: u32,
-    race: Option<(BufferId, i64, Writer, Writer)>,
 }
 
-impl Observer for Tally<'_> {
+impl Observer for Tally {
     fn write(
         &mut self,
         visits: &[Visit<'_>],
@@ -226,31 +214,9 @@ impl Observer for Tally<'_> {
                 }
             }
         }
-        let Some(start) = self.shared_start.get(buffer.0 as usize).copied().flatten() else {
-            return;
-        };
-        let block = pair / self.launch.block;
-        let Some(slot) = usize::try_from(offset)
-            .ok()
-            .map(|offset| block * self.shared_per_block + start + offset)
-            .and_then(|at| self.last_shared.get_mut(at))
-        else {
-            return;
-        };
-        if let Some((interval, earlier)) = *slot
-            && interval == self.interval
-            && earlier.pair != writer.pair
-            && !together(earlier)
-            && self.race.is_none()
-        {
-            self.race = Some((buffer, offset, earlier, writer));
-        }
-        *slot = Some((self.interval, writer));
     }
 
-    fn barrier(&mut self) {
-        self.interval += 1;
-    }
+    fn barrier(&mut self) {}
 }
 
 /// The coverage and race diagnostics of a checked kernel: errors where the
@@ -309,14 +275,7 @@ fn check_sample(
     output: &View,
     dims: &[i64],
 ) -> Result<Vec<Diagnostic>, Undecided> {
-    let SharedLayout {
-        launch,
-        start: shared_start,
-        per_block: shared_per_block,
-    } = SharedLayout::at(kernel, dims)?;
-    if (shared_per_block * launch.grid) as u64 > super::enumerate::WRITE_BUDGET {
-        return Err(Undecided::TooLarge);
-    }
+    let SharedLayout { launch, .. } = SharedLayout::at(kernel, dims)?;
     let elements = Elements::of(kernel, output, output.ty.swizzle, dims)?;
     let top = elements.offsets.iter().copied().max().unwrap_or(0);
     if top as u64 >= super::enumerate::WRITE_BUDGET {
@@ -328,25 +287,13 @@ fn check_sample(
     }
     let mut tally = Tally {
         output: output.buffer,
-        launch: &launch,
         first,
         double: None,
         accumulates: kernel.root.kind.accumulates(),
         stray_add: None,
         mixed: None,
-        shared_start,
-        shared_per_block,
-        last_shared: vec![None; shared_per_block * launch.grid],
-        interval: 0,
-        race: None,
     };
-    let followed = |buffer: BufferId| {
-        buffer == output.buffer
-            || kernel
-                .buffers
-                .get(buffer.0 as usize)
-                .is_some_and(|b| b.kind == BufferKind::Shared)
-    };
+    let followed = |buffer: BufferId| buffer == output.buffer;
     let follows = Follows {
         buffers: &followed,
         reads: false,
@@ -356,15 +303,6 @@ fn check_sample(
     let writer = |who: Writer| describe_writer(kernel, &launch, &visits, who);
     let at = sample_text(kernel, dims);
     let mut found = Vec::new();
-    if let Some((buffer, offset, earlier, later)) = tally.race {
-        found.push(unsynchronised_writes(
-            kernel,
-            &launch,
-            &visits,
-            (buffer, offset, earlier, later),
-            dims,
-        ));
-    }
     if let Some((offset, earlier, later)) = tally.double {
         let index = elements.index(offset).unwrap_or(0);
         found.push(
@@ -492,7 +430,7 @@ pub(super) fn element_name(kernel: &Kernel, buffer: BufferId, offset: i64, dims:
 /// into and overwritten.
 fn add_diagnostics(
     kernel: &Kernel,
-    tally: &Tally<'_>,
+    tally: &Tally,
     visits: &[Visit<'_>],
     elements: &Elements,
     writer: &dyn Fn(Writer) -> String,
@@ -613,37 +551,9 @@ pub(super) fn not_proved(kernel: &Kernel, message: String, label: &str) -> Diagn
 /// built-in contract (docs/language.md §5): what it writes is its
 /// decomposition's business, so coverage is not asked of it; nor of `Shfl`,
 /// whose output is each lane's own value.
-/// `E0282`: two threads of a block write one shared element (`offset` of
-/// `buffer`) in one barrier interval, `earlier` then `later`.
-pub(super) fn unsynchronised_writes(
-    kernel: &Kernel,
-    launch: &Launch,
-    visits: &[Visit<'_>],
-    (buffer, offset, earlier, later): (BufferId, i64, Writer, Writer),
-    dims: &[i64],
-) -> Diagnostic {
-    let writer = |who: Writer| describe_writer(kernel, launch, visits, who);
-    let element = element_name(kernel, buffer, offset, dims);
-    Diagnostic::error(
-        codes::UNSYNCHRONISED_WRITES,
-        format!("two threads write `{element}` with no `sync` between"),
-        visits[later.visit as usize].spec.span,
-    )
-    .with_label(format!("written here by {}", writer(later)))
-    .with_secondary(
-        visits[earlier.visit as usize].spec.span,
-        format!("and here by {}", writer(earlier)),
-    )
-    .with_note(format!(
-        "threads of a block that write one shared element race unless a barrier orders them{}",
-        sample_text(kernel, dims)
-    ))
-    .with_help("give each thread its own elements, or put a `sync` between the two writes")
-}
-
 /// Whether the coverage walk judges a kernel whose outermost spec is of
 /// `kind` (the generic `Spec` promises nothing of its outputs).
-pub(super) fn promises_every_element(kind: &SpecKind) -> bool {
+fn promises_every_element(kind: &SpecKind) -> bool {
     match kind {
         SpecKind::Move { .. }
         | SpecKind::MatMul { .. }

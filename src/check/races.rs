@@ -1,10 +1,8 @@
 //! Stage 2, check: no thread reads a shared element that another thread of
 //! its block wrote, or writes one that another read, between two barriers,
 //! and none reads an element nothing in its block has written
-//! (docs/language.md §5, "Coverage"). In a kernel whose outermost spec is
-//! the generic `Spec` (a fused kernel with a contract), which the coverage
-//! walk does not judge, two threads writing one element between two
-//! barriers race too (`E0282`, the coverage walk's rule elsewhere).
+//! (docs/language.md §5, "Coverage"); nor do two threads write one element
+//! between two barriers (`E0282`).
 //!
 //! The kernel is walked ([`super::enumerate`]) at sample values of its dims
 //! as coverage walks it, following the reads of shared buffers as well as
@@ -38,8 +36,7 @@ use crate::ir::{BufferId, BufferKind, Kernel, Scalar};
 
 use super::codes;
 use super::coverage::{
-    SharedLayout, Writer as Who, describe_writer, element_name, not_proved, promises_every_element,
-    sample_text, unsynchronised_writes,
+    SharedLayout, Writer as Who, describe_writer, element_name, not_proved, sample_text,
 };
 use super::enumerate::{DEEPER, Follows, Observer, Undecided, Visit, Walk, larger_sample, samples};
 
@@ -94,11 +91,9 @@ struct Tally<'l> {
     /// The shared tensors the kernel's outermost spec takes as inputs: they
     /// hold their values before the kernel starts.
     given: Vec<BufferId>,
-    /// Whether two threads' writes of one element race here: where the
-    /// coverage walk judges the kernel, it reports them (`E0282`) instead.
-    follows_writes: bool,
-    /// The first such pair: the element's buffer and offset, the earlier
-    /// write, the later.
+    /// The first write of an element by a second thread in one barrier
+    /// interval: the element's buffer and offset, the earlier write, the
+    /// later.
     double: Option<(BufferId, i64, Who, Who)>,
     /// Reads and writes followed so far.
     accesses: u64,
@@ -262,8 +257,7 @@ impl Observer for Tally<'_> {
         {
             found = Some((buffer, offset, read, now, false));
         }
-        if self.follows_writes
-            && self.double.is_none()
+        if self.double.is_none()
             && let Some(write) = element.write
             && write.interval == interval
             && !together(visits, write.who, now.who)
@@ -457,7 +451,6 @@ fn walk_blocks(
         landed: vec![0; pairs],
         early: None,
         given: kernel.root.inputs.iter().map(|view| view.buffer).collect(),
-        follows_writes: !promises_every_element(&kernel.root.kind),
         double: None,
         accesses: 0,
     };
@@ -476,13 +469,7 @@ fn walk_blocks(
         found.push(diagnostic(kernel, layout, &visits, race, dims));
     }
     if let Some(double) = tally.double {
-        found.push(unsynchronised_writes(
-            kernel,
-            &layout.launch,
-            &visits,
-            double,
-            dims,
-        ));
+        found.push(unsynchronised_writes(kernel, layout, &visits, double, dims));
     }
     if let Some(unwritten) = tally.first_unwritten_read() {
         found.push(unwritten_read(kernel, layout, &visits, unwritten, dims));
@@ -572,6 +559,34 @@ fn unwritten_read(
         "read only the elements the block writes (a tile index or extent past the ones copied \
          in?), or write this one first",
     )
+}
+
+/// `E0282`: two threads of a block write one shared element in one barrier
+/// interval, `earlier` then `later`.
+fn unsynchronised_writes(
+    kernel: &Kernel,
+    layout: &SharedLayout,
+    visits: &[Visit<'_>],
+    (buffer, offset, earlier, later): (BufferId, i64, Who, Who),
+    dims: &[i64],
+) -> Diagnostic {
+    let who = |who: Who| describe_writer(kernel, &layout.launch, visits, who);
+    let element = element_name(kernel, buffer, offset, dims);
+    Diagnostic::error(
+        codes::UNSYNCHRONISED_WRITES,
+        format!("two threads write `{element}` with no `sync` between"),
+        visits[later.visit as usize].spec.span,
+    )
+    .with_label(format!("written here by {}", who(later)))
+    .with_secondary(
+        visits[earlier.visit as usize].spec.span,
+        format!("and here by {}", who(earlier)),
+    )
+    .with_note(format!(
+        "threads of a block that write one shared element race unless a barrier orders them{}",
+        sample_text(kernel, dims)
+    ))
+    .with_help("give each thread its own elements, or put a `sync` between the two writes")
 }
 
 fn diagnostic(

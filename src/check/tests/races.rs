@@ -143,12 +143,9 @@ fn blocks_past_the_bound_together_are_walked_as_many_as_fit() {
              %dst[@i, @g] <- Move<<<#one, #me>>>(%tile[63 - @i])\n}}\n"
         )
     };
-    // (Beside the error, coverage, which tabulates every block's shared
-    // elements at once, notes that it could not decide.)
-    assert_eq!(
-        codes_of(&src("")),
-        [codes::COVERAGE_NOT_PROVED, codes::UNSYNCHRONISED_READ]
-    );
+    // (Coverage decides too: it follows the output alone, not every
+    // block's shared elements at once, as it did while it held E0282.)
+    assert_eq!(codes_of(&src("")), [codes::UNSYNCHRONISED_READ]);
     assert_eq!(codes_of(&src("sync")), Vec::<&str>::new());
 }
 
@@ -214,9 +211,9 @@ fn a_pipeline_that_reads_a_stage_before_filling_it_reads_nothing() {
 
 #[test]
 fn two_threads_writing_one_element_race_under_a_generic_root_too() {
-    // Threads 2i and 2i + 1 both write element i: the coverage walk finds
-    // it under `Move`, the race walk under the generic `Spec` (a fused
-    // kernel's root, which coverage does not judge) — once either way.
+    // Threads 2i and 2i + 1 both write element i: the race walk finds it
+    // under `Move` and under the generic `Spec` (a fused kernel's root,
+    // which the coverage walk does not judge), once either way.
     for root in ["Move", "Spec"] {
         let text = stage("@i / 2", "sync", "@i / 2", "").replace("ROOT", root);
         assert_eq!(codes_of(&text), [codes::UNSYNCHRONISED_WRITES], "{root}");
