@@ -175,3 +175,37 @@ fn every_example_compiles_plans_and_has_a_contract() {
         }
     }
 }
+
+/// A leading dimension shorter than the row it leads would let two rows
+/// share elements: the launch is refused with the declaration's place
+/// (docs/language.md, "Types").
+#[test]
+fn a_leading_dimension_shorter_than_its_row_is_refused_before_launching() {
+    let source = "kernel pad {\n    %s:[R, N : N, 1].fp16.GL\n    %d:[R, N : LD, 1].fp16.GL\n    #blocks:[R].block\n    #threads:[32].thread\n    %d <- Move<<<#blocks, #threads>>>(%s)\n}\n";
+    let checked = Options {
+        emit: Emit::Ir,
+        ..Options::default()
+    };
+    let compiled = compile("pad.gph", source, &checked).unwrap_or_else(|d| panic!("{d:#?}"));
+    let options = |ld: &str| RunOptions {
+        kernel: None,
+        dims: ["R=5", "N=300", ld]
+            .iter()
+            .map(|d| d.parse().unwrap())
+            .collect(),
+        seed: 1,
+        check: true,
+        backend: Backend::Gpu,
+    };
+    let error = run_file(&compiled, &options("LD=296"), &mut Vec::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "kernel `pad`: LD + 1 - N = -3 is not at least 1 (required by `[R, N : LD, 1]` at pad.gph:3:8)"
+    );
+    // A row stride that is at least the row's length passes the host checks.
+    let passed = run_file(&compiled, &options("LD=304"), &mut Vec::new());
+    assert!(
+        !matches!(&passed, Err(e) if e.to_string().contains("not at least 1")),
+        "{passed:?}"
+    );
+}

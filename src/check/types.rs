@@ -129,8 +129,14 @@ impl Checker {
                 .with_help("declare it `.SH`, e.g. `%full:[STAGES].mbarrier.SH`"),
             ));
         }
+        let levels = levels?;
+        if ty.memory == Memory::Global
+            && let ([level], [written]) = (levels.as_slice(), ty.levels.as_slice())
+        {
+            self.require_disjoint_modes(level, written.span);
+        }
         Ok(WrittenTensorType {
-            levels: levels?,
+            levels,
             scalar: scalar?,
             memory: ty.memory,
             swizzle: swizzle?,
@@ -265,6 +271,60 @@ impl Checker {
             }
         }
         Ok(())
+    }
+
+    /// A global tensor whose strides depend on the dims (a row stride `LD`
+    /// beside an extent `N`) has distinct coordinates at distinct elements
+    /// only for some dims: its modes, ordered by stride (at sample dims),
+    /// must each step past the whole of the one inside it,
+    /// `stride_outer ≥ stride_inner · extent_inner`. Where that follows
+    /// from the form it is proven; where it holds for no dims it is an error;
+    /// otherwise it becomes a launch requirement (`LD - N + 1 ≥ 1`), the
+    /// rule BLAS states as `lda ≥ max(1, k)`. Modes of extent 1 and of
+    /// stride 0 (a broadcast, every coordinate one element on purpose) take
+    /// no part; constant layouts are whatever they are written.
+    fn require_disjoint_modes(&mut self, level: &WrittenLevel, span: Span) {
+        let Some(stride) = &level.stride else {
+            return;
+        };
+        let shapes = level.shape.leaves();
+        let strides = stride.leaves();
+        if strides.iter().all(|s| s.as_const().is_some()) || shapes.len() != strides.len() {
+            return;
+        }
+        let sample = |e: &Expr| {
+            e.eval(&|var| match var {
+                crate::expr::Var::Dim(i) => Some(1000 + i64::from(i)),
+                _ => None,
+            })
+        };
+        let mut modes: Vec<(i64, &Expr, &Expr)> = Vec::new();
+        for (extent, stride) in shapes.into_iter().zip(strides) {
+            if extent.as_const() == Some(1) || stride.as_const() == Some(0) {
+                continue;
+            }
+            let Ok(at_sample) = sample(stride) else {
+                return;
+            };
+            modes.push((at_sample, extent, stride));
+        }
+        modes.sort_by_key(|mode| mode.0);
+        for pair in modes.windows(2) {
+            let (_, inner_extent, inner_stride) = pair[0];
+            let (_, _, outer_stride) = pair[1];
+            let slack = Expr::sub(
+                outer_stride.clone(),
+                Expr::mul(inner_stride.clone(), inner_extent.clone()),
+            );
+            match super::symbolic::sign(&slack) {
+                super::symbolic::Sign::NonNegative => {}
+                super::symbolic::Sign::Negative(_) | super::symbolic::Sign::Unknown => self
+                    .require(Requirement::Positive {
+                        value: super::symbolic::normalize(&Expr::add(slack, Expr::Const(1))),
+                        span,
+                    }),
+            }
+        }
     }
 
     fn swizzle(&mut self, written: &ast::Swizzle, mem: Memory) -> Checked<Swizzle> {

@@ -198,6 +198,45 @@ fn symbolic_shapes_tile_and_record_requirements() {
     assert_eq!(divisions, [(dim(0), 128.into()), (dim(1), 64.into())]);
 }
 
+/// The positivity requirements of a checked one-kernel program, printed
+/// with the kernel's dim names, except the index width's (every offset
+/// below 2^32).
+fn positive_requirements(source: &str) -> Vec<String> {
+    let program = super::check("strides.gph", source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let kernel = &program.kernels[0];
+    let names: Vec<&str> = kernel.dims.iter().map(|d| d.name.as_str()).collect();
+    kernel
+        .requirements
+        .iter()
+        .filter_map(|r| match r {
+            Requirement::Positive { value, .. } => Some(value.to_string()),
+            Requirement::Divisible { .. } => None,
+        })
+        .filter(|text| !text.contains("4294967296"))
+        .map(|text| {
+            (0..names.len())
+                .rev()
+                .fold(text, |text, i| text.replace(&format!("d{i}"), names[i]))
+        })
+        .collect()
+}
+
+#[test]
+fn a_leading_dimension_must_pass_the_row_it_leads() {
+    // Rows LD apart, N long: LD ≥ N at launch, whichever side is written.
+    let copy = "%s:[R, N : N, 1].fp16.GL\n%d:[R, N : LD, 1].fp16.GL\n#b:[1].block\n#t:[32].thread\n%d <- Move<<<#b, #t>>>(%s)\n";
+    let required = positive_requirements(copy);
+    assert!(
+        required.iter().any(|r| r.contains("LD") && r.contains("N")),
+        "{required:?}"
+    );
+    // Compact strides, batched strides and broadcasts need nothing.
+    let compact = "%s:[M, K, L : K, 1, M*K].fp16.GL\n%d:[M, K, L : K, 1, K*M].fp16.GL\n#b:[1].block\n#t:[32].thread\n%d <- Move<<<#b, #t>>>(%s)\n";
+    assert_eq!(positive_requirements(compact), Vec::<String>::new());
+    let broadcast = "%s:[M, K : 0, 1].fp16.GL\n%d:[M, K : K, 1].fp16.GL\n#b:[1].block\n#t:[32].thread\n%d <- Move<<<#b, #t>>>(%s)\n";
+    assert_eq!(positive_requirements(broadcast), Vec::<String>::new());
+}
+
 #[test]
 fn subtracted_extents_must_be_positive_at_launch() {
     let program = super::check(
