@@ -18,6 +18,14 @@ column-major), A is stored row- (r) or column-major (c), and so is B: the
 kernel must read that layout (`--file examples/gemm_f16.gph --kernel
 gemm_f16_rr`); cuBLAS gets the same storage as transposed views.
 
+With `--pad` (layout rc, fp16, no batch), our side is three launches: A
+and B are copied by examples/pad_rows.gph into buffers whose rows are
+padded to a multiple of 8 elements, and the kernel, built with `-D LD=1`
+(`--kernel gemm_f16_tma_sm90 --file examples/gemm_f16_tma_sm90.gph -D
+LD=1`), multiplies the padded copies: how an odd K (4095) is multiplied
+with whole tensor-map boxes. The time is all three; the copies' own time is
+reported beside it.
+
 With `--dtype bf16`, A, B and C are bfloat16 on both sides
 (`--kernel gemm_bf16_sm90`). With `--batch L`, A, B and C are L matrices each, stored one after another
 (a strided batched GEMM: our kernel's `%A:[M, K, L : K, 1, M*K]`), against
@@ -73,7 +81,34 @@ def relative_error(torch, out, a, b, rows):
     return (torch.linalg.norm(got - reference) / torch.linalg.norm(reference)).item()
 
 
-def one_size(torch, kernel, m, n, k, args):
+def padded_launches(kernel, pad, sets, dims):
+    """Our side with `--pad`: per input set, A and B copied into rows padded
+    to a multiple of 8 elements, then the kernel (`LD = 1`) on the copies.
+    Returns (whole launches, the copies' launches alone)."""
+    m, n, k = dims["M"], dims["N"], dims["K"]
+    ld = (k + 7) // 8 * 8
+    whole, copies = [], []
+    for _, _, c, sa, sb in sets:
+        ap = sa.new_empty((m, ld))
+        bp = sb.new_empty((n, ld))
+        pad_a = pad.bind({"%src": sa, "%dst": ap}, {"R": m, "N": k, "LD": ld})
+        pad_b = pad.bind({"%src": sb, "%dst": bp}, {"R": n, "N": k, "LD": ld})
+        gemm = kernel.bind({"%A": ap, "%B": bp, "%C": c}, {**dims, "LDA": ld, "LDB": ld})
+
+        def both(pad_a=pad_a, pad_b=pad_b):
+            pad_a()
+            pad_b()
+
+        def all_three(both=both, gemm=gemm):
+            both()
+            gemm()
+
+        whole.append(all_three)
+        copies.append(both)
+    return whole, copies
+
+
+def one_size(torch, kernel, m, n, k, args, pad=None):
     batch = args.batch
     dims = {"M": m, "N": n, "K": k}
     if batch:
@@ -101,7 +136,10 @@ def one_size(torch, kernel, m, n, k, args):
 
     ours_sets = [new_set() for _ in range(sets)]
     base_sets = [new_set() for _ in range(sets)]
-    ours = [kernel.bind({"%A": sa, "%B": sb, "%C": c}, dims) for _, _, c, sa, sb in ours_sets]
+    if pad:
+        ours, copies = padded_launches(kernel, pad, ours_sets, dims)
+    else:
+        ours = [kernel.bind({"%A": sa, "%B": sb, "%C": c}, dims) for _, _, c, sa, sb in ours_sets]
     if batch:
         baseline = [(lambda a=a, b=b, c=c: torch.bmm(a, b, out=c)) for a, b, c, _, _ in base_sets]
     else:
@@ -120,6 +158,9 @@ def one_size(torch, kernel, m, n, k, args):
     ok = unwritten == 0 and ours_error < 1e-2 and base_error < 1e-2
 
     timing = harness.compare(torch, ours, baseline, pairs=args.pairs, launches=args.launches, warmup=args.warmup)
+    if pad:
+        cycle = [copies[i % len(copies)] for i in range(args.launches)]
+        timing["copies_ms"] = [harness.time_back_to_back(torch, cycle, args.warmup) for _ in range(args.pairs)]
     flops = 2.0 * m * n * k * (batch or 1)
     row = {
         "m": m,
@@ -145,6 +186,10 @@ def main():
     parser.add_argument("--file", default="examples/gemm_f16_sm90.gph")
     parser.add_argument("--kernel", default="gemm_f16_sm90_f16out")
     parser.add_argument("--batch", type=int, default=0, help="L: a strided batch of L problems (torch.bmm)")
+    parser.add_argument("--pad", action="store_true", help="ours: A and B copied into padded rows (pad_rows.gph), then the kernel with -D LD=1")
+    parser.add_argument("--pad-file", default="examples/pad_rows.gph", help="with --pad: the copy's source file")
+    parser.add_argument("--pad-kernel", default="pad_rows", help="with --pad: the copy kernel")
+    parser.add_argument("--pad-define", action="append", default=[], metavar="NAME=VALUE", help="with --pad: passed to ptxgen for the copy")
     parser.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16", help="element type of A, B and C on both sides")
     parser.add_argument(
         "--layout", choices=["rc", "rr", "cr", "cc"], default="rc", help="A and B each row- (r) or column-major (c); default rc"
@@ -156,6 +201,18 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         ptx, manifest = build(args.ptxgen, args.file, args.define, args.kernel, folder)
         kernel = harness.Kernel(torch, ptx, manifest, args.kernel)
+        pad = None
+        if args.pad:
+            if args.layout != "rc" or args.dtype != "fp16" or args.batch:
+                sys.exit("--pad takes layout rc, fp16 and no batch")
+            pad_folder = os.path.join(folder, "pad")
+            os.makedirs(pad_folder)
+            pad_ptx, pad_manifest = build(args.ptxgen, args.pad_file, args.pad_define, args.pad_kernel, pad_folder)
+            pad = harness.Kernel(torch, pad_ptx, pad_manifest, args.pad_kernel)
+            print(
+                f"# ours: A and B copied into padded rows by {args.pad_kernel} ({args.pad_file}"
+                f"{''.join(' -D ' + d for d in args.pad_define)}), then the kernel; all three timed"
+            )
         print(f"# {facts['gpu']} ({facts['sms']} SMs), CUDA driver API {facts['cuda_driver_api']}, torch {facts['torch']}")
         print(f"# ours: {args.kernel} from {args.file} {' '.join('-D ' + d for d in args.define)}")
         if args.layout != "rc":
@@ -171,7 +228,7 @@ def main():
         )
         rows = []
         for m, n, k in args.sizes or SIZES:
-            row = one_size(torch, kernel, m, n, k, args)
+            row = one_size(torch, kernel, m, n, k, args, pad)
             ratio, lo, hi, _ = harness.summary(row["ratio"])
             graph_ratio = harness.summary(row["graph_ratio"])[0]
             check = "ok" if row["correct"] else "FAIL"
@@ -179,7 +236,8 @@ def main():
                 f"{m:>6} {n:>6} {k:>6} {row['ours_tflops']:>9.1f} {row['baseline_tflops']:>8.1f} {ratio:>6.3f}"
                 f" {f'({lo:.3f}-{hi:.3f})':>13} {row['graph_ours_tflops']:>10.1f} {row['graph_baseline_tflops']:>8.1f}"
                 f" {graph_ratio:>6.3f}  {check} (err {row['ours_relative_error']:.1e} / {row['cublas_relative_error']:.1e},"
-                f" unwritten {row['ours_unwritten']})",
+                f" unwritten {row['ours_unwritten']})"
+                + (f" copies {harness.summary(row['copies_ms'])[0] * 1e3:.1f} us" if pad else ""),
                 flush=True,
             )
             rows.append(row)

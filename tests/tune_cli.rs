@@ -153,7 +153,7 @@ fn bad_requests_say_why() {
     );
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        text(&output.stdout).contains("K % 8 == 0"),
+        text(&output.stdout).contains("K = 60 is not a multiple of 8"),
         "{}",
         text(&output.stdout)
     );
