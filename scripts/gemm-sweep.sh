@@ -8,13 +8,16 @@
 # ALIGN = 8 where its launch requirement holds, and with `--define ALIGN=1`
 # (the any-size path) where the launch refuses. Prints one line per run and
 # a count per file; exits 1 when a run fails. A batched kernel (its name
-# says `batched`) runs with L = 2.
+# says `batched`) runs with L = 2. With LEADING=1 every run takes
+# `--define LD=1` and rows a leading dimension apart: LDA = K rounded up to
+# a multiple of 8, LDB 8 more (gemm_f16_tma_sm90's any-K form).
 #
 #   cargo build --release --features cuda
 #   bash scripts/gemm-sweep.sh                          # the four GEMM examples
 #   bash scripts/gemm-sweep.sh examples/gemm_f16.gph
 #   PTXGEN=path/to/ptxgen bash scripts/gemm-sweep.sh
 #   KERNELS="gemm_f16_rr gemm_f16_cc" bash scripts/gemm-sweep.sh examples/gemm_f16.gph
+#   LEADING=1 KERNELS=gemm_f16_tma_sm90 bash scripts/gemm-sweep.sh examples/gemm_f16_tma_sm90.gph
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ptxgen=${PTXGEN:-target/release/ptxgen}
@@ -41,6 +44,10 @@ for file in "${files[@]}"; do
         for kernel in $kernels; do
             batch=()
             [[ $kernel == *batched* ]] && batch=(--dim L=2)
+            if [ "${LEADING:-0}" = 1 ]; then
+                lda=$(( (k + 7) / 8 * 8 ))
+                batch+=(--define LD=1 --dim "LDA=$lda" --dim "LDB=$((lda + 8))")
+            fi
             seed=$(( (RANDOM << 15) | RANDOM ))
             run=("$ptxgen" run --backend gpu --check --seed "$seed" --kernel "$kernel"
                 --dim "M=$m" --dim "N=$n" --dim "K=$k" "${batch[@]}" "$file")
