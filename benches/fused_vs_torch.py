@@ -35,7 +35,11 @@ in this process (harness.compare), back to back and from CUDA graphs:
   PyTorch, and the standard cell (examples/lstm.gph, gates i, f, g, o, fp32
   cell state) against eager PyTorch and `torch._VF.lstm_cell`.
 
-B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py.
+B is stored N×K (K contiguous) as in benches/gemm_vs_cublas.py. With `gemm
+--pad`, only the TMA pair runs, each of ours as three launches: A and B
+copied into rows padded to a multiple of 8 elements (examples/pad_rows.gph),
+then the kernel built with `-D LD=1` on the copies (how an odd K, 4095, is
+multiplied; docs/performance.md, "Any shape").
 
     cargo build --release --features cuda      # only `ptxgen build` is used
     python3 benches/fused_vs_torch.py                  # everything, default sizes
@@ -116,17 +120,39 @@ GEMM_PAIRS = [
 def bench_gemm(torch, args, folder):
     rows = []
     capability = torch.cuda.get_device_capability()
-    for fused_source, fused_kernel, plain_source, plain_kernel, needs in GEMM_PAIRS:
+    pairs = GEMM_PAIRS[:1] if args.pad else GEMM_PAIRS
+    for fused_source, fused_kernel, plain_source, plain_kernel, needs in pairs:
         if capability < needs or (needs == (9, 0) and capability != (9, 0)):
             print(f"{fused_kernel}: not run (needs compute capability {needs[0]}.{needs[1]})")
             continue
-        fused = load(torch, args, folder, fused_source, fused_kernel)
-        plain = load(torch, args, folder, plain_source, plain_kernel)
-        rows += gemm_rows(torch, args, fused, plain, fused_kernel)
+        defines = ["LD=1"] if args.pad else []
+        fused = load(torch, args, folder, fused_source, fused_kernel, defines)
+        plain = load(torch, args, folder, plain_source, plain_kernel, defines)
+        pad = load(torch, args, folder, "examples/pad_rows.gph", "pad_rows") if args.pad else None
+        rows += gemm_rows(torch, args, fused, plain, fused_kernel, pad)
     return rows
 
 
-def gemm_rows(torch, args, fused, plain, name):
+def padded(launch, pad, a, bt, dims):
+    """With `--pad`: A and B copied into rows padded to a multiple of 8
+    elements (pad_rows), then `launch(a, bt, dims)` on the copies (a kernel
+    built with `-D LD=1`); one callable for the three launches."""
+    m, n, k = dims["M"], dims["N"], dims["K"]
+    ld = (k + 7) // 8 * 8
+    ap, bp = a.new_empty((m, ld)), bt.new_empty((n, ld))
+    pad_a = pad.bind({"%src": a, "%dst": ap}, {"R": m, "N": k, "LD": ld})
+    pad_b = pad.bind({"%src": bt, "%dst": bp}, {"R": n, "N": k, "LD": ld})
+    then = launch(ap, bp, {**dims, "LDA": ld, "LDB": ld})
+
+    def all_three():
+        pad_a()
+        pad_b()
+        then()
+
+    return all_three
+
+
+def gemm_rows(torch, args, fused, plain, name, pad=None):
     rows = []
     for m, n, k in GEMM_SIZES if not args.size else [args.size]:
         dims = {"M": m, "N": n, "K": k}
@@ -141,8 +167,18 @@ def gemm_rows(torch, args, fused, plain, name):
 
         ours_sets = [new_set() for _ in range(sets)]
         base_sets = [new_set() for _ in range(sets)]
-        ours = [fused.bind({"%A": a, "%B": bt, "%bias": b, "%C": c}, dims) for a, bt, b, c in ours_sets]
-        ours_plain = [plain.bind({"%A": a, "%B": bt, "%C": c}, dims) for a, bt, _b, c in base_sets]
+        def fused_launch(a, bt, b, c):
+            return lambda ap, bp, d: fused.bind({"%A": ap, "%B": bp, "%bias": b, "%C": c}, d)
+
+        def plain_launch(c):
+            return lambda ap, bp, d: plain.bind({"%A": ap, "%B": bp, "%C": c}, d)
+
+        if pad:
+            ours = [padded(fused_launch(a, bt, b, c), pad, a, bt, dims) for a, bt, b, c in ours_sets]
+            ours_plain = [padded(plain_launch(c), pad, a, bt, dims) for a, bt, _b, c in base_sets]
+        else:
+            ours = [fused_launch(a, bt, b, c)(a, bt, dims) for a, bt, b, c in ours_sets]
+            ours_plain = [plain_launch(c)(a, bt, dims) for a, bt, _b, c in base_sets]
         eager = [(lambda a=a, bt=bt, b=b: torch.relu(a @ bt.t() + b)) for a, bt, b, _c in base_sets]
         # cuBLASLt's fused epilogue allocates its output: timed as PyTorch calls it.
         lt = [(lambda a=a, bt=bt, b=b: torch._addmm_activation(b, a, bt.t(), use_gelu=False)) for a, bt, b, _c in base_sets]
@@ -504,6 +540,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("benches", nargs="*", default=[], help="gemm, layernorm, softmax, attention, mlp, lstm (default: all)")
     parser.add_argument("--size", type=lambda t: tuple(int(p) for p in t.lower().split("x")), help="MxNxK for gemm")
+    parser.add_argument(
+        "--pad",
+        action="store_true",
+        help="gemm: the TMA pair only, each preceded by copies of A and B into padded rows (pad_rows) and built with -D LD=1: any K",
+    )
     parser.add_argument("--rows", type=int, help="rows for layernorm/softmax (with --n)")
     parser.add_argument("--n", type=int, default=1024, help="row length for layernorm/softmax (with --rows)")
     parser.add_argument("--kernels", help="attention: only these of our kernels (fmha_tma_sm90,fmha_sm90,fmha)")
