@@ -18,6 +18,7 @@ Two modes, both deterministic for a given --seed:
     cargo build --release
     python3 scripts/mutate-examples.py --seed 1 --count 400
     python3 scripts/mutate-examples.py compile --seed 2 --count 600 --out /tmp/mutants
+    python3 scripts/mutate-examples.py --example pad_rows --count 50
 
 Each kept mutant is written to OUT/find_N.gph with its command line in
 OUT/find_N.args; the report prints one line per finding. The exit status is
@@ -114,12 +115,17 @@ def main():
     parser.add_argument("--count", type=int, default=200, help="mutants to try")
     parser.add_argument("--ptxgen", default=os.path.join(ROOT, "target", "release", "ptxgen"))
     parser.add_argument("--out", default="/tmp/graphene-mutants", help="where kept mutants go")
+    parser.add_argument("--example", action="append", default=[], metavar="NAME",
+                        help="mutate only this example (e.g. pad_rows; repeatable; default: every one)")
     args = parser.parse_args()
     if not os.access(args.ptxgen, os.X_OK):
         sys.exit(f"no ptxgen at {args.ptxgen}: `cargo build --release` first, or give --ptxgen")
     os.makedirs(args.out, exist_ok=True)
     rng = random.Random(args.seed)
-    cases = cpu_cases()
+    cases = [case for case in cpu_cases()
+             if not args.example or os.path.basename(case[0])[: -len(".gph")] in args.example]
+    if not cases:
+        sys.exit(f"no example with a `// cpu:` line among {', '.join(args.example)}")
     scratch = os.path.join(args.out, f"mutant-{os.getpid()}.gph")
     kept = set()
     for _ in range(args.count):
