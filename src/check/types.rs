@@ -278,8 +278,8 @@ impl Checker {
     /// only for some dims: its modes, ordered by stride (at sample dims),
     /// must each step past the whole of the one inside it,
     /// `stride_outer ≥ stride_inner · extent_inner`. Where that follows
-    /// from the form it is proven; where it holds for no dims it is an error;
-    /// otherwise it becomes a launch requirement (`LD - N + 1 ≥ 1`), the
+    /// from the form it is proven; where it holds for no dims it is an error
+    /// (`E0220`); otherwise it becomes a launch requirement (`LD - N + 1 ≥ 1`), the
     /// rule BLAS states as `lda ≥ max(1, k)`. Modes of extent 1 and of
     /// stride 0 (a broadcast, every coordinate one element on purpose) take
     /// no part; constant layouts are whatever they are written.
@@ -318,11 +318,35 @@ impl Checker {
             );
             match super::symbolic::sign(&slack) {
                 super::symbolic::Sign::NonNegative => {}
-                super::symbolic::Sign::Negative(_) | super::symbolic::Sign::Unknown => self
-                    .require(Requirement::Positive {
-                        value: super::symbolic::normalize(&Expr::add(slack, Expr::Const(1))),
-                        span,
-                    }),
+                super::symbolic::Sign::Negative(_) => {
+                    let inner = self.expr_text(&super::symbolic::normalize(&Expr::mul(
+                        inner_stride.clone(),
+                        inner_extent.clone(),
+                    )));
+                    let stride = self.expr_text(&super::symbolic::normalize(outer_stride));
+                    self.report(
+                        Diagnostic::error(
+                            codes::BAD_LAYOUT,
+                            "a stride shorter than the mode within it, for every value of the dims",
+                            span,
+                        )
+                        .with_label(format!(
+                            "a stride of {stride} steps inside the {inner} elements of the mode \
+                             within it"
+                        ))
+                        .with_note(
+                            "two coordinates would name one element (wherever the outer mode has \
+                             more than one)",
+                        )
+                        .with_help(format!(
+                            "make the stride at least {inner}: a row stride at least the row's length"
+                        )),
+                    );
+                }
+                super::symbolic::Sign::Unknown => self.require(Requirement::Positive {
+                    value: super::symbolic::normalize(&Expr::add(slack, Expr::Const(1))),
+                    span,
+                }),
             }
         }
     }
