@@ -137,16 +137,11 @@ def padded(launch, pad, a, bt, dims):
     """With `--pad`: A and B copied into rows padded to a multiple of 8
     elements (pad_rows), then `launch(a, bt, dims)` on the copies (a kernel
     built with `-D LD=1`); one callable for the three launches."""
-    m, n, k = dims["M"], dims["N"], dims["K"]
-    ld = (k + 7) // 8 * 8
-    ap, bp = a.new_empty((m, ld)), bt.new_empty((n, ld))
-    pad_a = pad.bind({"%src": a, "%dst": ap}, {"R": m, "N": k, "LD": ld})
-    pad_b = pad.bind({"%src": bt, "%dst": bp}, {"R": n, "N": k, "LD": ld})
-    then = launch(ap, bp, {**dims, "LDA": ld, "LDB": ld})
+    both, padded_dims, ap, bp = harness.padded_operands(pad, a, bt, dims)
+    then = launch(ap, bp, padded_dims)
 
     def all_three():
-        pad_a()
-        pad_b()
+        both()
         then()
 
     return all_three

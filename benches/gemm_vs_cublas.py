@@ -86,19 +86,10 @@ def padded_launches(kernel, pad, sets, dims):
     """Our side with `--pad`: per input set, A and B copied into rows padded
     to a multiple of 8 elements, then the kernel (`LD = 1`) on the copies.
     Returns (whole launches, the copies' launches alone)."""
-    m, n, k = dims["M"], dims["N"], dims["K"]
-    ld = (k + 7) // 8 * 8
     whole, copies = [], []
     for _, _, c, sa, sb in sets:
-        ap = sa.new_empty((m, ld))
-        bp = sb.new_empty((n, ld))
-        pad_a = pad.bind({"%src": sa, "%dst": ap}, {"R": m, "N": k, "LD": ld})
-        pad_b = pad.bind({"%src": sb, "%dst": bp}, {"R": n, "N": k, "LD": ld})
-        gemm = kernel.bind({"%A": ap, "%B": bp, "%C": c}, {**dims, "LDA": ld, "LDB": ld})
-
-        def both(pad_a=pad_a, pad_b=pad_b):
-            pad_a()
-            pad_b()
+        both, padded_dims, ap, bp = harness.padded_operands(pad, sa, sb, dims)
+        gemm = kernel.bind({"%A": ap, "%B": bp, "%C": c}, padded_dims)
 
         def all_three(both=both, gemm=gemm):
             both()

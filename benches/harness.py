@@ -369,6 +369,25 @@ class Kernel:
         return launch
 
 
+def padded_operands(pad, a, b, dims):
+    """A (M×K) and B (N×K) copied by `pad` (examples/pad_rows.gph) into rows
+    padded to a multiple of 8 elements: (a launch of both copies, the
+    kernel's dims with LDA and LDB, the padded A, the padded B). A kernel
+    built with `-D LD=1` multiplies the copies at any K with whole tensor-map
+    boxes (docs/performance.md, "Padding first")."""
+    m, n, k = dims["M"], dims["N"], dims["K"]
+    ld = (k + 7) // 8 * 8
+    ap, bp = a.new_empty((m, ld)), b.new_empty((n, ld))
+    pad_a = pad.bind({"%src": a, "%dst": ap}, {"R": m, "N": k, "LD": ld})
+    pad_b = pad.bind({"%src": b, "%dst": bp}, {"R": n, "N": k, "LD": ld})
+
+    def both():
+        pad_a()
+        pad_b()
+
+    return both, {**dims, "LDA": ld, "LDB": ld}, ap, bp
+
+
 def current_raw_stream(torch):
     """A function returning PyTorch's current CUDA stream as a raw handle:
     `torch._C._cuda_getCurrentRawStream` where this PyTorch has it (a few
