@@ -24,12 +24,15 @@ and timed against the unchanged kernel, interleaved (benches/harness.py).
     python3 benches/copy_overlap_probe.py            # ROWS = 0 (nothing copied), 1, 2
     python3 benches/copy_overlap_probe.py 2 --swap   # the plain kernel timed first in each pair
     python3 benches/copy_overlap_probe.py --odd 132 264 512
+    python3 benches/copy_overlap_probe.py --staged 0 1 --blocks 132 264 512
 
 With `--odd BLOCKS…` it measures the overlapped design's real copy
 instead: the first BLOCKS blocks (one per SM: the first wave) pad the A
 and B of a 4095³ problem (odd rows, 2-byte aligned, copied by masked
 8-element moves) into rows 4096 elements apart while the 4096³ multiply
-runs (odd_probe_source).
+runs (odd_probe_source). With `--staged SKEW…` the same bytes move through
+bulk tensor copies into shared stages instead, no register holding them
+in flight (staged_probe_source).
 
 Needs PyTorch, an sm_90 GPU and a built ptxgen (`--ptxgen`).
 """
@@ -145,6 +148,98 @@ def odd_probe_source(example_text):
     return spliced(example_text, declarations, copies, "COPY_BLOCKS = 132")
 
 
+def staged_probe_source(example_text, skew):
+    """The example's first kernel with a register-free first-wave copy
+    (`--staged`): warps 1–3 of the producer warpgroup of the first
+    COPY_BLOCKS blocks each keep a ring of two shared stages; lane 0 fills
+    a stage with one bulk tensor copy of a 16×72 box of PA or PB (the box a
+    k-slice of an odd-K operand needs from a map whose boxes start
+    16-byte aligned: 64 columns and up to 7 of skew before them, rows 8
+    apart there, 16 apart here), and the lanes copy its 16×64 elements
+    from column `skew` on into QA or QB with 16-byte stores, 4 chunks per
+    lane, then arrive at the stage's `empty` barrier. Skew 0 reads each
+    chunk with one 16-byte load (what a realigned copy costs at best),
+    skew 1 with eight 2-byte loads (at worst). The sources are aligned
+    stand-ins (72-column boxes of 4608-wide rows): what is measured is the
+    copy's bytes, barriers and instructions beside the multiply, not the
+    realignment's exact instructions. Work is k-major: item i of the
+    2·ceil_div(R, 16)·64 is k-slice i / (2·ceil_div(R, 16)), as the
+    overlapped design would produce it."""
+    block = "(@bn * ceil_div(M, BM) + @bm)"
+    warp = f"({block} * 3 + (@cw + 3) % 4)"
+    groups = "GROUPS"  # ceil_div(R, 16), a constant so that item arithmetic is shifts
+    total = f"(2 * {groups} * 64)"
+    item = f"({warp} + 3 * COPY_BLOCKS * (n))"
+
+    def issue(n):
+        i = item.replace("(n)", f"({n})")
+        stage = f"(@cw + 3) % 4, ({n}) % 2"
+        box = f"[{i} % {groups}, {i} / (2 * {groups})]"
+        return (
+            f"mbarrier_wait(%cempty[{stage}], ({n}) / 2 + 1)\n"
+            f"if ({i} / {groups} % 2 == 0) {{\n"
+            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PA.tile_partial([16, 72]){box}, %cfull[{stage}])\n"
+            "} else {\n"
+            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PB.tile_partial([16, 72]){box}, %cfull[{stage}])\n"
+            "}\n"
+        )
+
+    i = item.replace("(n)", "(n)")
+    stage = "(@cw + 3) % 4, n % 2"
+    chunk = "(@cl + 32 * h)"
+    target = f"[{i} % {groups}, {i} / (2 * {groups})].tile([1, 8])[{chunk} / 8, {chunk} % 8]"
+    copies = (
+        "            @cw, @cl = #warps.indices()\n"
+        f"            if ((@cw + 3) % 4 < 3 && {block} < COPY_BLOCKS) {{\n"
+        f"                if (@cl == 0 && {item.replace('(n)', '(0)')} < {total}) {{\n{issue(0)}                }}\n"
+        f"                for (n = 0; n < ceil_div({total}, 3 * COPY_BLOCKS); n += 1) {{\n"
+        f"                    if (@cl == 0 && {item.replace('(n)', '(n + 1)')} < {total}) {{\n{issue('n + 1')}                    }}\n"
+        f"                    if ({i} < {total}) {{\n"
+        f"                    mbarrier_wait(%cfull[{stage}], n / 2)\n"
+        "                    for (h = 0; h < 4; h += 1) {\n"
+        "                        %v:[1, 8].fp16.RF\n"
+        + (
+            f"                        %v <- Move<<<#one, #me>>>(%stg[{stage}].tile([1, 8])[{chunk} / 8, {chunk} % 8])\n"
+            if skew == 0
+            else "                        for (e = 0; e < 8; e += 1) {\n"
+            f"                            %v[0, e] <- Move<<<#one, #me>>>(%stg[{stage}][{chunk} / 8, {skew} + {chunk} % 8 * 8 + e])\n"
+            "                        }\n"
+        )
+        + 
+        f"                        if ({i} / {groups} % 2 == 0) {{\n"
+        f"                            %QA.tile_partial([16, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
+        "                        } else {\n"
+        f"                            %QB.tile_partial([16, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
+        "                        }\n"
+        "                    }\n"
+        f"                    mbarrier_arrive(%cempty[{stage}])\n"
+        "                    }\n"
+        "                }\n"
+        "            }\n"
+    )
+    declarations = (
+        "    %PA:[R, KP : KP, 1].fp16.GL\n    %PB:[R, KP : KP, 1].fp16.GL\n"
+        "    %QA:[R, KQ : KQ, 1].fp16.GL\n    %QB:[R, KQ : KQ, 1].fp16.GL\n"
+    )
+    text = spliced(example_text, declarations, copies, "COPY_BLOCKS = 132\nconst GROUPS = 256")
+    buffers = "        %empty:[STAGES].mbarrier.SH\n"
+    inits = "            %empty <- Init<CONSUMER_WARPS><<<#one, #me>>>()\n"
+    if buffers not in text or inits not in text:
+        sys.exit(f"copy_overlap_probe.py: {EXAMPLE} no longer has the lines this probe extends")
+    text = text.replace(
+        buffers,
+        buffers
+        + "        %stg:[3, 2 : 2304, 1152].[16, 72 : 72, 1].fp16.SH\n"
+        + "        %cfull:[3, 2].mbarrier.SH\n        %cempty:[3, 2].mbarrier.SH\n",
+        1,
+    )
+    return text.replace(
+        inits,
+        inits + "            %cfull <- Init<1><<<#one, #me>>>()\n            %cempty <- Init<32><<<#one, #me>>>()\n",
+        1,
+    )
+
+
 def build(ptxgen, source, kernel, defines, folder, torch):
     ptx, manifest = os.path.join(folder, kernel + ".ptx"), os.path.join(folder, kernel + ".json")
     flags = [arg for define in defines for arg in ("--define", define)] + ["--kernel", kernel]
@@ -157,6 +252,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="*", type=int, default=[0, 1, 2], help="ROWS per warp and block (default 0 1 2; at most 2 at 4096³)")
     parser.add_argument("--odd", type=int, nargs="*", metavar="BLOCKS", help="instead: the first BLOCKS blocks (default: one per SM) pad a 4095³ problem's A and B")
+    parser.add_argument("--staged", type=int, nargs="*", metavar="SKEW", help="instead: the same copy through bulk copies into shared stages, read from column SKEW (default 0 1)")
+    parser.add_argument("--blocks", type=int, nargs="*", help="with --staged: the copying blocks (default: one per SM)")
     parser.add_argument("--swap", action="store_true", help="time the plain kernel first in each pair")
     parser.add_argument("--ptxgen", default="target/release/ptxgen")
     parser.add_argument("--pairs", type=int, default=5)
@@ -171,8 +268,8 @@ def main():
     def empty(rows, columns):
         return torch.empty((rows, columns), device="cuda", dtype=torch.float16)
 
-    if args.odd is not None:
-        return odd_main(args, torch, facts, rand, empty, dims)
+    if args.odd is not None or args.staged is not None:
+        return first_wave_main(args, torch, facts, rand, empty, dims)
 
     with tempfile.TemporaryDirectory() as folder:
         source = os.path.join(folder, "probe.gph")
@@ -218,52 +315,71 @@ def main():
                 sys.exit(1)
 
 
-def odd_main(args, torch, facts, rand, empty, dims):
-    """`--odd`: the first-wave padding copy of a 4095³ problem (odd_probe_source)."""
+def first_wave_main(args, torch, facts, rand, empty, dims):
+    """`--odd` and `--staged`: a first-wave copy of a 4095³ problem's A and
+    B beside the 4096³ multiply (odd_probe_source, staged_probe_source)."""
     rows = 4095
+    nan = float("nan")
+
+    def poisoned(rows, columns):
+        return torch.full((rows, columns), nan, device="cuda", dtype=torch.float16)
+
+    if args.staged is not None:
+        # 72-column boxes of 4608-wide stand-ins; a k-slice's 64 columns from `skew` on.
+        variants = [(f"staged, skew {skew}", staged_probe_source, skew) for skew in args.staged or [0, 1]]
+        source_columns, probe_dims = 64 * 72, dict(dims, R=rows, KP=64 * 72, KQ=4096)
+
+        def copied(q, p, skew):
+            return torch.equal(q, p.view(rows, 64, 72)[:, :, skew : skew + 64].reshape(rows, 4096))
+
+    else:
+        variants = [("element moves", lambda text, _: odd_probe_source(text), None)]
+        source_columns, probe_dims = rows, dict(dims, R=rows, KC=rows, LDP=4096)
+
+        def copied(q, p, _):
+            return torch.equal(q[:, :rows], p)
+
     with tempfile.TemporaryDirectory() as folder:
-        source = os.path.join(folder, "probe.gph")
         with open(EXAMPLE) as f:
-            text = odd_probe_source(f.read())
-        with open(source, "w") as f:
-            f.write(text)
+            example = f.read()
         plain = build(args.ptxgen, EXAMPLE, "gemm_f16_tma_sm90", [], folder, torch)
-        for blocks in args.odd or [facts["sms"]]:
-            if blocks < 1:
-                sys.exit("copy_overlap_probe.py: --odd takes block counts of at least 1")
-            sub = os.path.join(folder, f"blocks{blocks}")
-            os.makedirs(sub)
-            probe = build(args.ptxgen, source, "copy_overlap_probe", [f"COPY_BLOCKS={blocks}"], sub, torch)
-            probe_dims = dict(dims, R=rows, KC=rows, LDP=4096)
-            plain_sets, probe_sets, exact, error = [], [], True, 0.0
-            for _ in range(3):
-                plain_sets.append(plain.bind({"%A": rand(M, K), "%B": rand(N, K), "%C": empty(M, N)}, dims))
-                a, b, c = rand(M, K), rand(N, K), empty(M, N)
-                pa, pb = rand(rows, rows), rand(rows, rows)
-                qa, qb = torch.full((rows, 4096), float("nan"), device="cuda", dtype=torch.float16), empty(rows, 4096)
-                qb.fill_(float("nan"))
-                tensors = {"%A": a, "%B": b, "%C": c, "%PA": pa, "%PB": pb, "%QA": qa, "%QB": qb}
-                launch = probe.bind(tensors, probe_dims)
-                launch()
-                torch.cuda.synchronize()
-                exact = exact and torch.equal(qa[:, :rows], pa) and torch.equal(qb[:, :rows], pb)
-                reference = a[:64].double() @ b.double().t()
-                error = max(error, ((c[:64].double() - reference).norm() / reference.norm()).item())
-                probe_sets.append(launch)
-            timing = harness.compare(torch, probe_sets, plain_sets, pairs=args.pairs, graphs=False)
-            probe_ms, plain_ms = timing["ours_ms"], timing["baseline_ms"]
-            flops = 2.0 * M * N * K
-            probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
-            plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
-            print(
-                f"first {blocks} blocks pad 2 x {rows}x{rows} (134 MB moved): "
-                f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {probe_rate / plain_rate:.3f} "
-                f"(each pair: {', '.join(f'{p / q:.3f}' for p, q in zip(plain_ms, probe_ms))}); "
-                f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
-                flush=True,
-            )
-            if not exact or error > 1e-2:
-                sys.exit(1)
+        for name, generate, knob in variants:
+            source = os.path.join(folder, f"probe_{len(os.listdir(folder))}.gph")
+            with open(source, "w") as f:
+                f.write(generate(example, knob))
+            for blocks in args.odd or args.blocks or [facts["sms"]]:
+                if blocks < 1:
+                    sys.exit("copy_overlap_probe.py: block counts are at least 1")
+                sub = tempfile.mkdtemp(dir=folder)
+                probe = build(args.ptxgen, source, "copy_overlap_probe", [f"COPY_BLOCKS={blocks}"], sub, torch)
+                plain_sets, probe_sets, exact, error = [], [], True, 0.0
+                for _ in range(3):
+                    plain_sets.append(plain.bind({"%A": rand(M, K), "%B": rand(N, K), "%C": empty(M, N)}, dims))
+                    a, b, c = rand(M, K), rand(N, K), empty(M, N)
+                    pa, pb = rand(rows, source_columns), rand(rows, source_columns)
+                    qa, qb = poisoned(rows, 4096), poisoned(rows, 4096)
+                    tensors = {"%A": a, "%B": b, "%C": c, "%PA": pa, "%PB": pb, "%QA": qa, "%QB": qb}
+                    launch = probe.bind(tensors, probe_dims)
+                    launch()
+                    torch.cuda.synchronize()
+                    exact = exact and copied(qa, pa, knob) and copied(qb, pb, knob)
+                    reference = a[:64].double() @ b.double().t()
+                    error = max(error, ((c[:64].double() - reference).norm() / reference.norm()).item())
+                    probe_sets.append(launch)
+                timing = harness.compare(torch, probe_sets, plain_sets, pairs=args.pairs, graphs=False)
+                probe_ms, plain_ms = timing["ours_ms"], timing["baseline_ms"]
+                flops = 2.0 * M * N * K
+                probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
+                plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
+                print(
+                    f"{name}, first {blocks} blocks pad 2 x {rows}x{rows} (134 MB moved): "
+                    f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {probe_rate / plain_rate:.3f} "
+                    f"(each pair: {', '.join(f'{p / q:.3f}' for p, q in zip(plain_ms, probe_ms))}); "
+                    f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
+                    flush=True,
+                )
+                if not exact or error > 1e-2:
+                    sys.exit(1)
 
 
 if __name__ == "__main__":
