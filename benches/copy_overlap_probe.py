@@ -23,7 +23,7 @@ and timed against the unchanged kernel, interleaved (benches/harness.py).
 
     python3 benches/copy_overlap_probe.py            # ROWS = 0 (nothing copied), 1, 2
     python3 benches/copy_overlap_probe.py 2 --swap   # the plain kernel timed first in each pair
-    python3 benches/copy_overlap_probe.py --odd 132 264 512
+    python3 benches/copy_overlap_probe.py --odd 132 264 512 --unroll 1 2 [--aligned]
     python3 benches/copy_overlap_probe.py --staged 0 1 --blocks 132 264 512
 
 With `--odd BLOCKS…` it measures the overlapped design's real copy
@@ -98,54 +98,47 @@ def probe_source(example_text):
     return spliced(example_text, declarations, copies, "COPY_ROWS = 0")
 
 
-def odd_probe_source(example_text):
+def odd_probe_source(example_text, aligned=False):
     """The example's first kernel with the first-wave padding copy (`--odd`).
 
     Warps 1–3 of the producer warpgroup of the first COPY_BLOCKS blocks
-    (in launch order, bn·ceil_div(M, BM) + bm) copy the R×KC packed rows of
-    PA and PB (KC odd: rows 2-byte aligned) into rows LDP elements apart
-    in QA and QB, one row per warp in turn, 8 elements per lane and
-    load: what the overlapped padding of a 4095³ problem moves, in the
-    blocks that start first."""
+    (in launch order, bn·ceil_div(M, BM) + bm) copy the 2R×KC packed rows
+    of PAB (A's rows, then B's; KC odd: rows 2-byte aligned) into rows LDP
+    elements apart in QAB, 8 elements per lane and move: what the
+    overlapped padding of a 4095³ problem moves, in the blocks that start
+    first. Each warp takes UNROLL rows at once, loading all of them before
+    storing any, so that as many loads are in flight."""
     block = "(@bn * ceil_div(M, BM) + @bm)"  # the launch order: bm varies fastest
-    row = f"({block} * 3 + (@cw + 3) % 4 + 3 * COPY_BLOCKS * i)"
-
-    def lane_piece(tensor, r):
-        return f"%{tensor}.tile_partial([1, 256])[{r}, j][0, _].tile([8])[@cl]"
-
-    def move(source, target, register):
-        """One lane's 8 elements of a row piece, through a register."""
-        return (
-            f"%{register}:[8].fp16.RF\n"
-            f"%{register} <- Move<masked><<<#one, #me>>>({lane_piece(*source)})\n"
-            f"{lane_piece(*target)} <- Move<masked><<<#one, #me>>>(%{register})\n"
-        )
+    row = f"({block} * 3 + (@cw + 3) % 4 + 3 * COPY_BLOCKS * (i * UNROLL + u))"
+    piece = f"tile_partial([1, 256])[{row}, j][0, _].tile([8])[@cl]"
 
     # Warps 9, 10, 11 of the block (1–3 of the producer warpgroup) copy;
     # `(@cw + 3) % 4` numbers them 0, 1, 2 (and the bulk-copy warp 3).
     copies = (
         "            @cw, @cl = #warps.indices()\n"
         f"            if ((@cw + 3) % 4 < 3 && {block} < COPY_BLOCKS) {{\n"
-        "                for (i = 0; i < ceil_div(2 * R, 3 * COPY_BLOCKS); i += 1) {\n"
-        f"                    if ({row} < R) {{\n"
-        "                        for (j = 0; j < ceil_div(KC, 256); j += 1) {\n"
-        f"{move(('PA', row), ('QA', row), 'va')}"
+        "                for (i = 0; i < ceil_div(2 * R, 3 * COPY_BLOCKS * UNROLL); i += 1) {\n"
+        "                    for (j = 0; j < ceil_div(KC, 256); j += 1) {\n"
+        "                        %v:[UNROLL, 8 : 8, 1].fp16.RF\n"
+        "                        for (u = 0; u < UNROLL; u += 1) {\n"
+        f"                            if ({row} < 2 * R) {{\n"
+        f"                                %v[u, _] <- Move<masked><<<#one, #me>>>(%PAB.{piece})\n"
+        "                            }\n"
         "                        }\n"
-        "                    } else {\n"
-        f"                        if ({row} < 2 * R) {{\n"
-        "                            for (j = 0; j < ceil_div(KC, 256); j += 1) {\n"
-        f"{move(('PB', row + ' - R'), ('QB', row + ' - R'), 'vb')}"
+        "                        for (u = 0; u < UNROLL; u += 1) {\n"
+        f"                            if ({row} < 2 * R) {{\n"
+        f"                                %QAB.{piece} <- Move<masked><<<#one, #me>>>(%v[u, _])\n"
         "                            }\n"
         "                        }\n"
         "                    }\n"
         "                }\n"
         "            }\n"
     )
-    declarations = (
-        "    %PA:[R, KC : KC, 1].fp16.GL\n    %PB:[R, KC : KC, 1].fp16.GL\n"
-        "    %QA:[R, KC : LDP, 1].fp16.GL\n    %QB:[R, KC : LDP, 1].fp16.GL\n"
-    )
-    return spliced(example_text, declarations, copies, "COPY_BLOCKS = 132")
+    declarations = "    %PAB:[2 * R, KC : KC, 1].fp16.GL\n    %QAB:[2 * R, KC : LDP, 1].fp16.GL\n"
+    if aligned:
+        # Rows a multiple of 16 bytes: each lane's 8 elements one 16-byte load.
+        declarations += "    require KC % 8 == 0\n    require LDP % 8 == 0\n"
+    return spliced(example_text, declarations, copies, "COPY_BLOCKS = 132\nconst UNROLL = 4")
 
 
 def staged_probe_source(example_text, skew):
@@ -253,6 +246,8 @@ def main():
     parser.add_argument("rows", nargs="*", type=int, default=[0, 1, 2], help="ROWS per warp and block (default 0 1 2; at most 2 at 4096³)")
     parser.add_argument("--odd", type=int, nargs="*", metavar="BLOCKS", help="instead: the first BLOCKS blocks (default: one per SM) pad a 4095³ problem's A and B")
     parser.add_argument("--staged", type=int, nargs="*", metavar="SKEW", help="instead: the same copy through bulk copies into shared stages, read from column SKEW (default 0 1)")
+    parser.add_argument("--aligned", action="store_true", help="with --odd: rows of 4096 elements (16-byte loads, nothing to realign) in place of 4095")
+    parser.add_argument("--unroll", type=int, nargs="*", default=[4], help="with --odd: rows each warp copies at once (default 4)")
     parser.add_argument("--blocks", type=int, nargs="*", help="with --staged: the copying blocks (default: one per SM)")
     parser.add_argument("--swap", action="store_true", help="time the plain kernel first in each pair")
     parser.add_argument("--ptxgen", default="target/release/ptxgen")
@@ -330,14 +325,17 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
         source_columns, probe_dims = 64 * 72, dict(dims, R=rows, KP=64 * 72, KQ=4096)
 
         def copied(q, p, skew):
-            return torch.equal(q, p.view(rows, 64, 72)[:, :, skew : skew + 64].reshape(rows, 4096))
+            return torch.equal(q, p.view(2 * rows, 64, 72)[:, :, skew : skew + 64].reshape(2 * rows, 4096))
 
     else:
-        variants = [("element moves", lambda text, _: odd_probe_source(text), None)]
-        source_columns, probe_dims = rows, dict(dims, R=rows, KC=rows, LDP=4096)
+        # Rows of 4095 (or, --aligned, of 4096: nothing to realign).
+        columns = 4096 if args.aligned else rows
+        name = "aligned rows" if args.aligned else "element moves"
+        variants = [(f"{name}, {unroll} rows at once", lambda text, _: odd_probe_source(text, args.aligned), unroll) for unroll in args.unroll]
+        source_columns, probe_dims = columns, dict(dims, R=rows, KC=columns, LDP=4096)
 
         def copied(q, p, _):
-            return torch.equal(q[:, :rows], p)
+            return torch.equal(q[:, :columns], p)
 
     with tempfile.TemporaryDirectory() as folder:
         with open(EXAMPLE) as f:
@@ -351,18 +349,22 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                 if blocks < 1:
                     sys.exit("copy_overlap_probe.py: block counts are at least 1")
                 sub = tempfile.mkdtemp(dir=folder)
-                probe = build(args.ptxgen, source, "copy_overlap_probe", [f"COPY_BLOCKS={blocks}"], sub, torch)
+                defines = [f"COPY_BLOCKS={blocks}"] + ([f"UNROLL={knob}"] if args.staged is None else [])
+                probe = build(args.ptxgen, source, "copy_overlap_probe", defines, sub, torch)
                 plain_sets, probe_sets, exact, error = [], [], True, 0.0
                 for _ in range(3):
                     plain_sets.append(plain.bind({"%A": rand(M, K), "%B": rand(N, K), "%C": empty(M, N)}, dims))
                     a, b, c = rand(M, K), rand(N, K), empty(M, N)
-                    pa, pb = rand(rows, source_columns), rand(rows, source_columns)
-                    qa, qb = poisoned(rows, 4096), poisoned(rows, 4096)
-                    tensors = {"%A": a, "%B": b, "%C": c, "%PA": pa, "%PB": pb, "%QA": qa, "%QB": qb}
-                    launch = probe.bind(tensors, probe_dims)
+                    # A's rows, then B's: one tensor for the element moves, two views for the stages.
+                    pab, qab = rand(2 * rows, source_columns), poisoned(2 * rows, 4096)
+                    if args.staged is not None:
+                        copying = {"%PA": pab[:rows], "%PB": pab[rows:], "%QA": qab[:rows], "%QB": qab[rows:]}
+                    else:
+                        copying = {"%PAB": pab, "%QAB": qab}
+                    launch = probe.bind({"%A": a, "%B": b, "%C": c, **copying}, probe_dims)
                     launch()
                     torch.cuda.synchronize()
-                    exact = exact and copied(qa, pa, knob) and copied(qb, pb, knob)
+                    exact = exact and copied(qab, pab, knob)
                     reference = a[:64].double() @ b.double().t()
                     error = max(error, ((c[:64].double() - reference).norm() / reference.norm()).item())
                     probe_sets.append(launch)
@@ -371,10 +373,13 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                 flops = 2.0 * M * N * K
                 probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
                 plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
+                # The GPU's clock drifts within a call: the ratio is the median of
+                # the interleaved pairs' ratios, not the ratio of the two medians.
+                pairs = [p / q for p, q in zip(plain_ms, probe_ms)]
                 print(
                     f"{name}, first {blocks} blocks pad 2 x {rows}x{rows} (134 MB moved): "
-                    f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {probe_rate / plain_rate:.3f} "
-                    f"(each pair: {', '.join(f'{p / q:.3f}' for p, q in zip(plain_ms, probe_ms))}); "
+                    f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {harness.summary(pairs)[0]:.3f} "
+                    f"(each pair: {', '.join(f'{r:.3f}' for r in pairs)}); "
                     f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
                     flush=True,
                 )
