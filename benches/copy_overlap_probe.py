@@ -24,7 +24,7 @@ and timed against the unchanged kernel, interleaved (benches/harness.py).
     python3 benches/copy_overlap_probe.py            # ROWS = 0 (nothing copied), 1, 2
     python3 benches/copy_overlap_probe.py 2 --swap   # the plain kernel timed first in each pair
     python3 benches/copy_overlap_probe.py --odd 132 264 512 --unroll 1 2 [--aligned]
-    python3 benches/copy_overlap_probe.py --staged 0 1 --blocks 132 264 512
+    python3 benches/copy_overlap_probe.py --staged 0 1 --blocks 132 264 512 [--box-rows 16 32 64 --fp32-out]
 
 With `--odd BLOCKS…` it measures the overlapped design's real copy
 instead: the first BLOCKS blocks (one per SM: the first wave) pad the A
@@ -141,16 +141,16 @@ def odd_probe_source(example_text, aligned=False):
     return spliced(example_text, declarations, copies, "COPY_BLOCKS = 132\nconst UNROLL = 4")
 
 
-def staged_probe_source(example_text, skew):
+def staged_probe_source(example_text, skew, box_rows=16):
     """The example's first kernel with a register-free first-wave copy
     (`--staged`): warps 1–3 of the producer warpgroup of the first
     COPY_BLOCKS blocks each keep a ring of two shared stages; lane 0 fills
-    a stage with one bulk tensor copy of a 16×72 box of PA or PB (the box a
+    a stage with one bulk tensor copy of a BOX×72 box of PA or PB (the box a
     k-slice of an odd-K operand needs from a map whose boxes start
     16-byte aligned: 64 columns and up to 7 of skew before them, rows 8
-    apart there, 16 apart here), and the lanes copy its 16×64 elements
-    from column `skew` on into QA or QB with 16-byte stores, 4 chunks per
-    lane, then arrive at the stage's `empty` barrier. Skew 0 reads each
+    apart there, BOX apart here), and the lanes copy its BOX×64 elements
+    from column `skew` on into QA or QB with 16-byte stores, BOX / 4 chunks
+    per lane, then arrive at the stage's `empty` barrier. Skew 0 reads each
     chunk with one 16-byte load (what a realigned copy costs at best),
     skew 1 with eight 2-byte loads (at worst). The sources are aligned
     stand-ins (72-column boxes of 4608-wide rows): what is measured is the
@@ -160,7 +160,7 @@ def staged_probe_source(example_text, skew):
     overlapped design would produce it."""
     block = "(@bn * ceil_div(M, BM) + @bm)"
     warp = f"({block} * 3 + (@cw + 3) % 4)"
-    groups = "GROUPS"  # ceil_div(R, 16), a constant so that item arithmetic is shifts
+    groups = "GROUPS"  # ceil_div(R, box_rows), a constant so that item arithmetic is shifts
     total = f"(2 * {groups} * 64)"
     item = f"({warp} + 3 * COPY_BLOCKS * (n))"
 
@@ -171,9 +171,9 @@ def staged_probe_source(example_text, skew):
         return (
             f"mbarrier_wait(%cempty[{stage}], ({n}) / 2 + 1)\n"
             f"if ({i} / {groups} % 2 == 0) {{\n"
-            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PA.tile_partial([16, 72]){box}, %cfull[{stage}])\n"
+            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PA.tile_partial([BOX, 72]){box}, %cfull[{stage}])\n"
             "} else {\n"
-            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PB.tile_partial([16, 72]){box}, %cfull[{stage}])\n"
+            f"%stg[{stage}] <- Move<tma><<<#one, #me>>>(%PB.tile_partial([BOX, 72]){box}, %cfull[{stage}])\n"
             "}\n"
         )
 
@@ -189,7 +189,7 @@ def staged_probe_source(example_text, skew):
         f"                    if (@cl == 0 && {item.replace('(n)', '(n + 1)')} < {total}) {{\n{issue('n + 1')}                    }}\n"
         f"                    if ({i} < {total}) {{\n"
         f"                    mbarrier_wait(%cfull[{stage}], n / 2)\n"
-        "                    for (h = 0; h < 4; h += 1) {\n"
+        "                    for (h = 0; h < BOX / 4; h += 1) {\n"
         "                        %v:[1, 8].fp16.RF\n"
         + (
             f"                        %v <- Move<<<#one, #me>>>(%stg[{stage}].tile([1, 8])[{chunk} / 8, {chunk} % 8])\n"
@@ -200,9 +200,9 @@ def staged_probe_source(example_text, skew):
         )
         + 
         f"                        if ({i} / {groups} % 2 == 0) {{\n"
-        f"                            %QA.tile_partial([16, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
+        f"                            %QA.tile_partial([BOX, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
         "                        } else {\n"
-        f"                            %QB.tile_partial([16, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
+        f"                            %QB.tile_partial([BOX, 64]){target} <- Move<masked><<<#one, #me>>>(%v)\n"
         "                        }\n"
         "                    }\n"
         f"                    mbarrier_arrive(%cempty[{stage}])\n"
@@ -214,7 +214,8 @@ def staged_probe_source(example_text, skew):
         "    %PA:[R, KP : KP, 1].fp16.GL\n    %PB:[R, KP : KP, 1].fp16.GL\n"
         "    %QA:[R, KQ : KQ, 1].fp16.GL\n    %QB:[R, KQ : KQ, 1].fp16.GL\n"
     )
-    text = spliced(example_text, declarations, copies, "COPY_BLOCKS = 132\nconst GROUPS = 256")
+    knobs = f"COPY_BLOCKS = 132\nconst BOX = {box_rows}\nconst GROUPS = {-(-4095 // box_rows)}"
+    text = spliced(example_text, declarations, copies, knobs)
     buffers = "        %empty:[STAGES].mbarrier.SH\n"
     inits = "            %empty <- Init<CONSUMER_WARPS><<<#one, #me>>>()\n"
     if buffers not in text or inits not in text:
@@ -222,7 +223,7 @@ def staged_probe_source(example_text, skew):
     text = text.replace(
         buffers,
         buffers
-        + "        %stg:[3, 2 : 2304, 1152].[16, 72 : 72, 1].fp16.SH\n"
+        + "        %stg:[3, 2 : 144 * BOX, 72 * BOX].[BOX, 72 : 72, 1].fp16.SH\n"
         + "        %cfull:[3, 2].mbarrier.SH\n        %cempty:[3, 2].mbarrier.SH\n",
         1,
     )
@@ -248,6 +249,8 @@ def main():
     parser.add_argument("--staged", type=int, nargs="*", metavar="SKEW", help="instead: the same copy through bulk copies into shared stages, read from column SKEW (default 0 1)")
     parser.add_argument("--aligned", action="store_true", help="with --odd: rows of 4096 elements (16-byte loads, nothing to realign) in place of 4095")
     parser.add_argument("--unroll", type=int, nargs="*", default=[4], help="with --odd: rows each warp copies at once (default 4)")
+    parser.add_argument("--box-rows", type=int, nargs="*", default=[16], help="with --staged: rows per bulk copy (16, 32, 64; more than 16 needs --fp32-out for room)")
+    parser.add_argument("--fp32-out", action="store_true", help="both kernels with C in fp32 (-D OUT_16=0 -D STAGES=3): the fp16 C tile's shared memory freed for stages")
     parser.add_argument("--blocks", type=int, nargs="*", help="with --staged: the copying blocks (default: one per SM)")
     parser.add_argument("--swap", action="store_true", help="time the plain kernel first in each pair")
     parser.add_argument("--ptxgen", default="target/release/ptxgen")
@@ -321,7 +324,11 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
 
     if args.staged is not None:
         # 72-column boxes of 4608-wide stand-ins; a k-slice's 64 columns from `skew` on.
-        variants = [(f"staged, skew {skew}", staged_probe_source, skew) for skew in args.staged or [0, 1]]
+        variants = [
+            (f"staged, skew {skew}, {box}-row boxes", lambda text, skew, box=box: staged_probe_source(text, skew, box), skew)
+            for skew in args.staged or [0, 1]
+            for box in args.box_rows
+        ]
         source_columns, probe_dims = 64 * 72, dict(dims, R=rows, KP=64 * 72, KQ=4096)
 
         def copied(q, p, skew):
@@ -340,7 +347,10 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
     with tempfile.TemporaryDirectory() as folder:
         with open(EXAMPLE) as f:
             example = f.read()
-        plain = build(args.ptxgen, EXAMPLE, "gemm_f16_tma_sm90", [], folder, torch)
+        # fp32 C: no fp16 C tile in shared memory, the ring kept at 3 stages.
+        output = ["OUT_16=0", "STAGES=3"] if args.fp32_out else []
+        c_type = torch.float32 if args.fp32_out else torch.float16
+        plain = build(args.ptxgen, EXAMPLE, "gemm_f16_tma_sm90", output, folder, torch)
         for name, generate, knob in variants:
             source = os.path.join(folder, f"probe_{len(os.listdir(folder))}.gph")
             with open(source, "w") as f:
@@ -349,12 +359,13 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                 if blocks < 1:
                     sys.exit("copy_overlap_probe.py: block counts are at least 1")
                 sub = tempfile.mkdtemp(dir=folder)
-                defines = [f"COPY_BLOCKS={blocks}"] + ([f"UNROLL={knob}"] if args.staged is None else [])
+                defines = output + [f"COPY_BLOCKS={blocks}"] + ([f"UNROLL={knob}"] if args.staged is None else [])
                 probe = build(args.ptxgen, source, "copy_overlap_probe", defines, sub, torch)
                 plain_sets, probe_sets, exact, error = [], [], True, 0.0
                 for _ in range(3):
-                    plain_sets.append(plain.bind({"%A": rand(M, K), "%B": rand(N, K), "%C": empty(M, N)}, dims))
-                    a, b, c = rand(M, K), rand(N, K), empty(M, N)
+                    plain_c = torch.empty((M, N), device="cuda", dtype=c_type)
+                    plain_sets.append(plain.bind({"%A": rand(M, K), "%B": rand(N, K), "%C": plain_c}, dims))
+                    a, b, c = rand(M, K), rand(N, K), torch.empty((M, N), device="cuda", dtype=c_type)
                     # A's rows, then B's: one tensor for the element moves, two views for the stages.
                     pab, qab = rand(2 * rows, source_columns), poisoned(2 * rows, 4096)
                     if args.staged is not None:
