@@ -25,6 +25,7 @@ and timed against the unchanged kernel, interleaved (benches/harness.py).
     python3 benches/copy_overlap_probe.py 2 --swap   # the plain kernel timed first in each pair
     python3 benches/copy_overlap_probe.py --odd 132 264 512 --unroll 1 2 [--aligned]
     python3 benches/copy_overlap_probe.py --staged 0 1 --blocks 132 264 512 [--box-rows 16 32 64 --fp32-out]
+    python3 benches/copy_overlap_probe.py --async 2 4 --blocks 132 264 512 --fp32-out
 
 With `--odd BLOCKS…` it measures the overlapped design's real copy
 instead: the first BLOCKS blocks (one per SM: the first wave) pad the A
@@ -234,6 +235,69 @@ def staged_probe_source(example_text, skew, box_rows=16):
     )
 
 
+def async_probe_source(example_text, depth):
+    """The example's first kernel with the first-wave copy through
+    `cp.async` (`--async`): each lane of warps 1–3 copies its chunks of a
+    16×64 box (4 of 16 bytes) into its own slots of a ring of `depth`
+    shared stages, commits them as a group, and `depth - 1` boxes later,
+    after `async_wait`, reads them back and stores them to QA or QB. No
+    register holds a copy in flight and no bulk-copy unit is used; each
+    lane reads only what it copied, so no barrier is needed. Sources are
+    aligned stand-ins (rows of KQ), k-major as in staged_probe_source."""
+    block = "(@bn * ceil_div(M, BM) + @bm)"
+    warp = f"({block} * 3 + (@cw + 3) % 4)"
+    groups = "GROUPS"
+    total = f"(2 * {groups} * 64)"
+
+    def item(n):
+        return f"({warp} + 3 * COPY_BLOCKS * ({n}))"
+
+    def chunks(n, body):
+        """`body(tensor, box, slot)` for each of the lane's 4 chunks of item n."""
+        i = item(n)
+        chunk = "(@cl + 32 * h)"
+        box = f"tile_partial([16, 64])[{i} % {groups}, {i} / (2 * {groups})].tile([1, 8])[{chunk} / 8, {chunk} % 8]"
+        slot = f"%ast[(@cw + 3) % 4, ({n}) % DEPTH].tile([1, 8])[{chunk} / 8, {chunk} % 8]"
+        return (
+            "for (h = 0; h < 4; h += 1) {\n"
+            f"if ({i} / {groups} % 2 == 0) {{\n{body('%PA', '%QA', box, slot)}}} else {{\n{body('%PB', '%QB', box, slot)}}}\n"
+            "}\n"
+        )
+
+    def issue(source, _target, box, slot):
+        return f"{slot} <- Move<async, masked><<<#one, #me>>>({source}.{box})\n"
+
+    def drain(_source, target, box, slot):
+        return f"%v:[1, 8].fp16.RF\n%v <- Move<<<#one, #me>>>({slot})\n{target}.{box} <- Move<masked><<<#one, #me>>>(%v)\n"
+
+    items = f"ceil_div({total}, 3 * COPY_BLOCKS)"
+    copies = (
+        "            @cw, @cl = #warps.indices()\n"
+        f"            if ((@cw + 3) % 4 < 3 && {block} < COPY_BLOCKS) {{\n"
+        "                for (q = 0; q < DEPTH - 1; q += 1) {\n"
+        f"                    if ({item('q')} < {total}) {{\n{chunks('q', issue)}                    }}\n"
+        "                    async_commit\n"
+        "                }\n"
+        f"                for (n = 0; n < {items}; n += 1) {{\n"
+        f"                    if ({item('n + DEPTH - 1')} < {total}) {{\n{chunks('n + DEPTH - 1', issue)}                    }}\n"
+        "                    async_commit\n"
+        "                    async_wait(DEPTH - 1)\n"
+        f"                    if ({item('n')} < {total}) {{\n{chunks('n', drain)}                    }}\n"
+        "                }\n"
+        "            }\n"
+    )
+    declarations = (
+        "    %PA:[R, KQ : KQ, 1].fp16.GL\n    %PB:[R, KQ : KQ, 1].fp16.GL\n"
+        "    %QA:[R, KQ : KQ, 1].fp16.GL\n    %QB:[R, KQ : KQ, 1].fp16.GL\n    require KQ % 8 == 0\n"
+    )
+    knobs = f"COPY_BLOCKS = 132\nconst DEPTH = {depth}\nconst GROUPS = 256"
+    text = spliced(example_text, declarations, copies, knobs)
+    buffers = "        %empty:[STAGES].mbarrier.SH\n"
+    if buffers not in text:
+        sys.exit(f"copy_overlap_probe.py: {EXAMPLE} no longer has the lines this probe extends")
+    return text.replace(buffers, buffers + "        %ast:[3, DEPTH : 1024 * DEPTH, 1024].[16, 64 : 64, 1].fp16.SH\n", 1)
+
+
 def build(ptxgen, source, kernel, defines, folder, torch):
     ptx, manifest = os.path.join(folder, kernel + ".ptx"), os.path.join(folder, kernel + ".json")
     flags = [arg for define in defines for arg in ("--define", define)] + ["--kernel", kernel]
@@ -249,6 +313,7 @@ def main():
     parser.add_argument("--staged", type=int, nargs="*", metavar="SKEW", help="instead: the same copy through bulk copies into shared stages, read from column SKEW (default 0 1)")
     parser.add_argument("--aligned", action="store_true", help="with --odd: rows of 4096 elements (16-byte loads, nothing to realign) in place of 4095")
     parser.add_argument("--unroll", type=int, nargs="*", default=[4], help="with --odd: rows each warp copies at once (default 4)")
+    parser.add_argument("--async", dest="async_depth", type=int, nargs="*", metavar="DEPTH", help="instead: the same copy through cp.async into DEPTH-stage rings (default 2 4)")
     parser.add_argument("--box-rows", type=int, nargs="*", default=[16], help="with --staged: rows per bulk copy (16, 32, 64; more than 16 needs --fp32-out for room)")
     parser.add_argument("--fp32-out", action="store_true", help="both kernels with C in fp32 (-D OUT_16=0 -D STAGES=3): the fp16 C tile's shared memory freed for stages")
     parser.add_argument("--blocks", type=int, nargs="*", help="with --staged: the copying blocks (default: one per SM)")
@@ -266,7 +331,7 @@ def main():
     def empty(rows, columns):
         return torch.empty((rows, columns), device="cuda", dtype=torch.float16)
 
-    if args.odd is not None or args.staged is not None:
+    if args.odd is not None or args.staged is not None or args.async_depth is not None:
         return first_wave_main(args, torch, facts, rand, empty, dims)
 
     with tempfile.TemporaryDirectory() as folder:
@@ -322,7 +387,15 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
     def poisoned(rows, columns):
         return torch.full((rows, columns), nan, device="cuda", dtype=torch.float16)
 
-    if args.staged is not None:
+    if args.async_depth is not None:
+        # cp.async into each lane's own slots of a ring of DEPTH stages.
+        variants = [(f"cp.async, {depth} stages", async_probe_source, depth) for depth in args.async_depth or [2, 4]]
+        source_columns, probe_dims = 4096, dict(dims, R=rows, KQ=4096)
+
+        def copied(q, p, _):
+            return torch.equal(q, p)
+
+    elif args.staged is not None:
         # 72-column boxes of 4608-wide stand-ins; a k-slice's 64 columns from `skew` on.
         variants = [
             (f"staged, skew {skew}, {box}-row boxes", lambda text, skew, box=box: staged_probe_source(text, skew, box), skew)
@@ -359,7 +432,8 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                 if blocks < 1:
                     sys.exit("copy_overlap_probe.py: block counts are at least 1")
                 sub = tempfile.mkdtemp(dir=folder)
-                defines = output + [f"COPY_BLOCKS={blocks}"] + ([f"UNROLL={knob}"] if args.staged is None else [])
+                unrolled = args.staged is None and args.async_depth is None
+                defines = output + [f"COPY_BLOCKS={blocks}"] + ([f"UNROLL={knob}"] if unrolled else [])
                 probe = build(args.ptxgen, source, "copy_overlap_probe", defines, sub, torch)
                 plain_sets, probe_sets, exact, error = [], [], True, 0.0
                 for _ in range(3):
@@ -368,7 +442,7 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                     a, b, c = rand(M, K), rand(N, K), torch.empty((M, N), device="cuda", dtype=c_type)
                     # A's rows, then B's: one tensor for the element moves, two views for the stages.
                     pab, qab = rand(2 * rows, source_columns), poisoned(2 * rows, 4096)
-                    if args.staged is not None:
+                    if args.staged is not None or args.async_depth is not None:
                         copying = {"%PA": pab[:rows], "%PB": pab[rows:], "%QA": qab[:rows], "%QB": qab[rows:]}
                     else:
                         copying = {"%PAB": pab, "%QAB": qab}
