@@ -28,6 +28,7 @@ mod enumerate;
 mod env;
 mod groups;
 mod ints;
+mod landed;
 mod lanes;
 mod occupancy;
 mod pending;

@@ -3,15 +3,8 @@
 //! and box of a `Move<tma>`, derived from its global view and its tile;
 //! the barrier statements `mbarrier_arrive` and `mbarrier_wait`;
 //! `setmaxnreg`; and, over a whole kernel, the rules that a shared tile a
-//! `Move<tma>` writes is read only after a wait on its barrier and that a
-//! barrier waited on is initialised and arrived at.
-//!
-//! The read-before-wait rule follows buffers, not stages: a `Move<tma>`
-//! puts its destination buffer in flight on its barrier's buffer, a wait
-//! on any element of that barrier buffer lands every copy in flight on it.
-//! Loops are followed twice, branches on both arms, joined by union — as
-//! `pending.rs` does for multiplies. A program that waits on stage `s`
-//! and reads stage `s + 1` passes here; the CPU executor catches it.
+//! `Move<tma>` writes is read only after a wait on its barrier (the walk of
+//! `landed.rs`) and that a barrier waited on is initialised and arrived at.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,8 +25,6 @@ use super::symbolic::constant_layout;
 pub const MAX_BOX: i64 = 256;
 /// The most dims of a tensor map.
 pub const MAX_RANK: usize = 5;
-/// The budget of statements one kernel's read-before-wait walk visits.
-const VISIT_BUDGET: usize = 1 << 20;
 
 /// What one `Move<tma>` copies: its tensor map, and for each map dim the
 /// source view's mode that walks it (`None`: a mode the view holds fixed,
@@ -406,7 +397,7 @@ pub(crate) fn check_kernel(kernel: &Kernel) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut uses = Uses::default();
     if let Some(body) = &kernel.root.body {
-        uses.collect(body);
+        uses.collect(body, false);
     }
     if kernel.occupancy.max_registers.is_none() {
         if let Some(span) = uses.set_max_registers.first() {
@@ -445,15 +436,7 @@ pub(crate) fn check_kernel(kernel: &Kernel) -> Vec<Diagnostic> {
             ));
         }
     }
-    let mut walk = EarlyReads {
-        kernel,
-        found: &mut found,
-        reported: BTreeSet::new(),
-        budget: VISIT_BUDGET,
-    };
-    if let Some(body) = &kernel.root.body {
-        walk.block(body, InFlight::new());
-    }
+    super::landed::early_reads(kernel, &uses.copied, &uses.refilled, &mut found);
     found
 }
 
@@ -475,21 +458,29 @@ fn never_completes(
         .with_help(help.to_string())
 }
 
-/// Where each barrier buffer is initialised, arrived at and waited on.
+/// Where each barrier buffer is initialised, arrived at and waited on,
+/// and which shared buffers bulk copies write.
 #[derive(Default)]
 struct Uses {
     initialised: BTreeSet<BufferId>,
     arrived: BTreeMap<BufferId, Span>,
     waited: BTreeMap<BufferId, Span>,
     set_max_registers: Vec<Span>,
+    /// Each buffer a `Move<tma>` writes: its barrier buffer and the first
+    /// such copy.
+    copied: super::landed::InFlight,
+    /// The buffers some `Move<tma>` inside a loop writes: refilled, so
+    /// waited for again in each turn of a loop that waits on their barrier.
+    refilled: BTreeSet<BufferId>,
 }
 
 impl Uses {
-    fn collect(&mut self, stmts: &[Stmt]) {
+    /// Collects from `stmts`, which are inside a loop if `looped`.
+    fn collect(&mut self, stmts: &[Stmt], looped: bool) {
         for stmt in stmts {
             match stmt {
                 Stmt::Spec(spec) => match &spec.body {
-                    Some(body) => self.collect(body),
+                    Some(body) => self.collect(body, looped),
                     None if matches!(spec.kind, SpecKind::Init { .. }) => {
                         for out in &spec.outputs {
                             if out.ty.scalar == Scalar::Mbarrier {
@@ -500,14 +491,22 @@ impl Uses {
                     None if spec.kind.is_bulk_copy() => {
                         if let Some(barrier) = spec.inputs.get(1) {
                             self.arrived.entry(barrier.buffer).or_insert(spec.span);
+                            if let Some(out) = spec.outputs.first() {
+                                self.copied
+                                    .entry(out.buffer)
+                                    .or_insert((barrier.buffer, spec.span));
+                                if looped {
+                                    self.refilled.insert(out.buffer);
+                                }
+                            }
                         }
                     }
                     None => {}
                 },
-                Stmt::For(each) => self.collect(&each.body),
+                Stmt::For(each) => self.collect(&each.body, true),
                 Stmt::If(branch) => {
-                    self.collect(&branch.then_body);
-                    self.collect(&branch.else_body);
+                    self.collect(&branch.then_body, looped);
+                    self.collect(&branch.else_body, looped);
                 }
                 Stmt::Arrive { barrier, span } => {
                     self.arrived.entry(barrier.buffer).or_insert(*span);
@@ -520,109 +519,4 @@ impl Uses {
             }
         }
     }
-}
-
-/// Shared buffers a `Move<tma>` may still be writing: each with its
-/// barrier buffer and the copy that put it in flight.
-type InFlight = BTreeMap<BufferId, (BufferId, Span)>;
-
-/// The read-before-wait walk (the module's comment).
-struct EarlyReads<'k, 'f> {
-    kernel: &'k Kernel,
-    found: &'f mut Vec<Diagnostic>,
-    reported: BTreeSet<BufferId>,
-    budget: usize,
-}
-
-impl EarlyReads<'_, '_> {
-    fn block(&mut self, stmts: &[Stmt], mut flight: InFlight) -> InFlight {
-        for stmt in stmts {
-            if self.budget == 0 {
-                return flight;
-            }
-            self.budget -= 1;
-            flight = self.stmt(stmt, flight);
-        }
-        flight
-    }
-
-    fn stmt(&mut self, stmt: &Stmt, mut flight: InFlight) -> InFlight {
-        match stmt {
-            Stmt::Spec(spec) => match &spec.body {
-                Some(body) => self.block(body, flight),
-                None => {
-                    let copy = spec.kind.is_bulk_copy();
-                    let reads = if copy {
-                        &spec.inputs[..1]
-                    } else {
-                        &spec.inputs[..]
-                    };
-                    for view in reads
-                        .iter()
-                        .chain(if copy { &[][..] } else { &spec.outputs[..] })
-                    {
-                        if let Some((_, issued)) = flight.get(&view.buffer) {
-                            self.early(view, *issued);
-                        }
-                    }
-                    if let (true, Some(out), Some(barrier)) =
-                        (copy, spec.outputs.first(), spec.inputs.get(1))
-                    {
-                        flight.insert(out.buffer, (barrier.buffer, spec.span));
-                    }
-                    flight
-                }
-            },
-            Stmt::For(each) => {
-                let first = self.block(&each.body, flight.clone());
-                let second = self.block(&each.body, first);
-                union(flight, second)
-            }
-            Stmt::If(branch) => {
-                let then = self.block(&branch.then_body, flight.clone());
-                let otherwise = self.block(&branch.else_body, flight);
-                union(then, otherwise)
-            }
-            Stmt::WaitPhase { barrier, .. } => {
-                flight.retain(|_, (on, _)| *on != barrier.buffer);
-                flight
-            }
-            Stmt::Sync { .. }
-            | Stmt::Commit { .. }
-            | Stmt::Wait { .. }
-            | Stmt::Arrive { .. }
-            | Stmt::SetMaxRegisters { .. } => flight,
-        }
-    }
-
-    fn early(&mut self, view: &View, issued: Span) {
-        if !self.reported.insert(view.buffer) {
-            return;
-        }
-        let name = self
-            .kernel
-            .buffers
-            .get(view.buffer.0 as usize)
-            .map_or("?", |buffer| buffer.name.as_str());
-        self.found.push(
-            Diagnostic::error(
-                codes::TMA_EARLY_READ,
-                format!("%{name} used while a `Move<tma>` may still be writing it"),
-                view.span,
-            )
-            .with_label("no `mbarrier_wait` on the copy's barrier comes between")
-            .with_secondary(
-                issued,
-                "the copy, which lands when its barrier's phase completes",
-            )
-            .with_help("wait for the phase first: `mbarrier_wait(%full[s], (k / STAGES) % 2)`"),
-        );
-    }
-}
-
-fn union(mut a: InFlight, b: InFlight) -> InFlight {
-    for (buffer, entry) in b {
-        a.entry(buffer).or_insert(entry);
-    }
-    a
 }

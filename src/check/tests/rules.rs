@@ -545,3 +545,64 @@ fn a_run_time_division_needs_a_dividend_that_cannot_be_negative() {
     assert_eq!(codes_of(&staged("- 1", "k >= 1 && @i < 64")), ok);
     assert_eq!(codes_of(&staged("- 2", "k > 0")), [codes::BAD_ARITHMETIC]);
 }
+
+/// A producer thread fills a two-stage ring with bulk copies for a consumer
+/// warp; `WAIT` is the consumer's wait before it reads a stage.
+fn ring(wait: &str) -> String {
+    format!(
+        "%A:[M, 64 : 64, 1].fp16.GL\n%C:[M, 64 : 64, 1].fp16.GL\n#b:[1].block\n#t:[64].thread\n\
+         require M % 32 == 0\n%C <- Move<<<#b, #t>>>(%A) {{\n\
+         #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n\
+         #warps = #t.tile(32)\n@w, @l = #warps.indices()\n\
+         %ring:[2 : 2048].[32, 64 : 64, 1].fp16.SH\n%full:[2].mbarrier.SH\n%empty:[2].mbarrier.SH\n\
+         if (@w == 0 && @l == 0) {{\n%full <- Init<1><<<#one, #me>>>()\n\
+         %empty <- Init<32><<<#one, #me>>>()\n}}\nsync\n\
+         if (@w == 0) {{\nif (@l == 0) {{\nfor (k = 0; k < M / 32; k += 1) {{\n\
+         mbarrier_wait(%empty[k % 2], k / 2 + 1)\n\
+         %ring[k % 2] <- Move<tma><<<#one, #me>>>(%A.tile([32, 64])[k, 0], %full[k % 2])\n}}\n}}\n\
+         }} else {{\nfor (k = 0; k < M / 32; k += 1) {{\n{wait}\n\
+         for (j = 0; j < 8; j += 1) {{\n\
+         %C.tile([32, 64])[k, 0][@l, _].tile([8])[j] <- Move<<<#one, #me>>>(%ring[k % 2][@l, _].tile([8])[j])\n}}\n\
+         mbarrier_arrive(%empty[k % 2])\n}}\n}}\n}}\n"
+    )
+}
+
+/// The read-before-wait rule across warps: a bulk copy another thread
+/// issues keeps its tile in flight for every thread until that thread
+/// waits on the copy's barrier, again in each turn of the loop that waits;
+/// and a first wait for parity 1 on a fresh barrier passes at once (the
+/// producer's wait on `empty` may, since it reads no tile; the consumer's
+/// on `full` may not).
+#[test]
+fn a_tile_another_thread_copies_is_read_only_after_a_wait_that_waits() {
+    assert_eq!(
+        codes_of(&ring("mbarrier_wait(%full[k % 2], k / 2)")),
+        Vec::<&str>::new()
+    );
+    assert_eq!(codes_of(&ring("")), [codes::TMA_EARLY_READ]);
+    assert_eq!(
+        codes_of(&ring("mbarrier_wait(%full[k % 2], k / 2 + 1)")),
+        [codes::TMA_EARLY_READ]
+    );
+    // A wait in the loop's first turn only leaves the later turns unordered.
+    assert_eq!(
+        codes_of(&ring("if (k == 0) {\nmbarrier_wait(%full[0], 0)\n}")),
+        [codes::TMA_EARLY_READ]
+    );
+}
+
+/// A tile copied once and waited for once, in the first turn of the loop
+/// that reads it, stays landed: only tiles a loop refills are waited for
+/// again in each turn.
+#[test]
+fn a_tile_copied_once_stays_landed_after_its_one_wait() {
+    let src = "%A:[64, 64 : 64, 1].fp16.GL\n%C:[4, 64 : 64, 1].fp16.GL\n#b:[1].block\n#t:[64].thread\n\
+               %C <- Spec<<<#b, #t>>>(%A) {\n\
+               #one:[].block = #b.scalar()\n#me:[].thread = #t.scalar()\n@i = #t.indices()\n\
+               %q:[64, 64 : 64, 1].fp16.SH\n%bar:[1].mbarrier.SH\n\
+               if (@i == 0) {\n%bar <- Init<1><<<#one, #me>>>()\n}\nsync\n\
+               if (@i == 0) {\n%q <- Move<tma><<<#one, #me>>>(%A.tile([64, 64])[0, 0], %bar[0])\n}\n\
+               for (k = 0; k < 4; k += 1) {\nif (k == 0) {\nmbarrier_wait(%bar[0], 0)\n}\n\
+               %C[k, @i] <- Move<<<#one, #me>>>(%q[@i, k])\n}\n}\n";
+    assert_eq!(codes_of(src), Vec::<&str>::new());
+}
