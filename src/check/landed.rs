@@ -10,20 +10,22 @@
 //! and one that a copy inside a loop refills goes back in flight at the top
 //! of each turn of a loop that waits on its barrier: each turn's reads rest
 //! on that turn's wait (a tile copied once, like attention's Q, stays
-//! landed). A wait for parity 1 on a barrier this path has not waited on
-//! before, in the first turn of the loops around it (their variables at
-//! their first values), passes at once — a fresh barrier's phase before the
-//! first counts as complete — and lands nothing. Loops are followed twice
-//! (the first turn with the variables at their first values, which decide
-//! conditions like `k == 0`), branches on both arms, joined by union — as
-//! `pending.rs` does for multiplies. A program that waits on stage `s` and
-//! reads stage `s + 1` passes here; the CPU executor catches it.
+//! landed). A wait for parity 1 on a barrier element this path has not
+//! waited on before passes at once — a fresh barrier's phase before the
+//! first counts as complete — and lands nothing. A loop whose first value
+//! and step are constants is followed turn by turn for its first turns (all
+//! of them where its bound is a constant and they are few), its variable
+//! bound, which decides conditions like `k == 0` and the element and parity
+//! of a wait, then once for all its other turns; other loops are followed
+//! twice; branches on both arms, joined by union — as `pending.rs` does for
+//! multiplies. A program that waits on stage `s` and reads stage `s + 1`
+//! passes here; the CPU executor catches it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Diagnostic, Span};
 use crate::expr::{Expr, Var};
-use crate::ir::{BufferId, Cond, Kernel, Stmt, View};
+use crate::ir::{BufferId, Cond, ForStmt, Kernel, Stmt, View};
 
 use super::codes;
 
@@ -47,7 +49,7 @@ pub(super) fn early_reads(
         budget: VISIT_BUDGET,
         copied,
         refilled,
-        first_turns: Vec::new(),
+        turns: Vec::new(),
     };
     if let Some(body) = &kernel.root.body {
         walk.block(
@@ -70,9 +72,10 @@ pub(super) type InFlight = BTreeMap<BufferId, (BufferId, Span)>;
 struct Path {
     /// The buffers in flight.
     flight: InFlight,
-    /// The barrier buffers this path has waited on (on some path to here:
-    /// a barrier counts as fresh only where no path waited on it).
-    waited: BTreeSet<BufferId>,
+    /// The barriers this path has waited on, by buffer and element (`None`:
+    /// an element the walk could not tell, which counts as every one); on
+    /// some path to here: a barrier is fresh only where no path waited on it.
+    waited: BTreeSet<(BufferId, Option<i64>)>,
     /// Barrier buffers whose last wait on this path passed at once (parity
     /// 1 on a fresh barrier), with that wait: what a read it did not order
     /// is told.
@@ -89,10 +92,14 @@ struct EarlyReads<'k, 'f> {
     copied: &'k InFlight,
     /// Those a `Move<tma>` inside a loop writes.
     refilled: &'k BTreeSet<BufferId>,
-    /// The loops whose first turn is being walked: each variable with its
-    /// first value.
-    first_turns: Vec<(u32, Expr)>,
+    /// The loops whose turns are being walked one by one: each variable
+    /// with its value in the turn.
+    turns: Vec<(u32, i64)>,
 }
+
+/// How many turns of a loop with constant first value and step the walk
+/// follows one by one, its variable bound, before one turn for all the rest.
+const TURNS: i64 = 8;
 
 impl EarlyReads<'_, '_> {
     fn block(&mut self, stmts: &[Stmt], mut path: Path) -> Path {
@@ -133,21 +140,7 @@ impl EarlyReads<'_, '_> {
                     path
                 }
             },
-            Stmt::For(each) => {
-                self.first_turns.push((each.var, each.lo.clone()));
-                let first = self.block(&each.body, path.clone());
-                self.first_turns.pop();
-                // Each turn's reads rest on that turn's wait.
-                let mut top = first.clone();
-                let waited_inside = waits_in(&each.body);
-                for (buffer, entry) in self.copied {
-                    if self.refilled.contains(buffer) && waited_inside.contains(&entry.0) {
-                        top.flight.insert(*buffer, *entry);
-                    }
-                }
-                let second = self.block(&each.body, top);
-                union(union(path, first), second)
-            }
+            Stmt::For(each) => self.turns_of(each, path),
             Stmt::If(branch) => match self.decided(&branch.cond) {
                 // In a loop's first turn `if (k == 0)` is decided.
                 Some(true) => self.block(&branch.then_body, path),
@@ -163,9 +156,17 @@ impl EarlyReads<'_, '_> {
                 parity,
                 span,
             } => {
-                let fresh = !path.waited.contains(&barrier.buffer);
-                path.waited.insert(barrier.buffer);
-                if fresh && self.passes_at_once(parity) {
+                let element = self.value(&barrier.base);
+                let fresh = !path.waited.iter().any(|(buffer, waited)| {
+                    *buffer == barrier.buffer
+                        && (element.is_none() || waited.is_none() || *waited == element)
+                });
+                path.waited.insert((barrier.buffer, element));
+                if fresh
+                    && self
+                        .value(parity)
+                        .is_some_and(|value| value.rem_euclid(2) == 1)
+                {
                     path.passed.insert(barrier.buffer, *span);
                 } else {
                     path.flight.retain(|_, (on, _)| *on != barrier.buffer);
@@ -181,34 +182,70 @@ impl EarlyReads<'_, '_> {
         }
     }
 
-    /// The first value of a loop variable whose first turn is walked, where
-    /// it is a constant.
-    fn first_value(&self, var: Var) -> Option<i64> {
-        match var {
-            Var::Loop(id) => self
-                .first_turns
-                .iter()
-                .find(|(loop_var, _)| *loop_var == id)
-                .and_then(|(_, lo)| lo.as_const()),
-            _ => None,
+    /// A loop: its first turns one by one, where its first value and step
+    /// are constants (all of them, where its bound is too and they are at
+    /// most [`TURNS`]), then one turn for all the others, each turn's reads
+    /// resting on that turn's wait.
+    fn turns_of(&mut self, each: &ForStmt, path: Path) -> Path {
+        let waited_inside = waits_in(&each.body);
+        let (copied, refilled) = (self.copied, self.refilled);
+        let top = |mut state: Path| {
+            for (buffer, entry) in copied {
+                if refilled.contains(buffer) && waited_inside.contains(&entry.0) {
+                    state.flight.insert(*buffer, *entry);
+                }
+            }
+            state
+        };
+        let mut out = path.clone();
+        let mut state = path;
+        let (lo, step, hi) = (
+            self.value(&each.lo),
+            self.value(&each.step),
+            self.value(&each.hi),
+        );
+        if let (Some(lo), Some(step)) = (lo, step.filter(|step| *step > 0)) {
+            for turn in 0..TURNS {
+                let value = lo + turn * step;
+                if hi.is_some_and(|hi| value >= hi) {
+                    return out;
+                }
+                if turn > 0 {
+                    state = top(state);
+                }
+                self.turns.push((each.var, value));
+                state = self.block(&each.body, state);
+                self.turns.pop();
+                out = union(out, state.clone());
+            }
+        } else {
+            state = self.block(&each.body, state);
+            out = union(out, state.clone());
         }
+        let rest = self.block(&each.body, top(state));
+        union(out, rest)
     }
 
-    /// Whether a wait for `parity` is one for parity 1 in the first turn of
-    /// every loop around it (decided by the loops' first values alone).
-    fn passes_at_once(&self, parity: &Expr) -> bool {
-        parity
-            .eval(&|var| self.first_value(var))
-            .is_ok_and(|value| value.rem_euclid(2) == 1)
+    /// `e` where the loops whose turns are walked one by one decide it.
+    fn value(&self, e: &Expr) -> Option<i64> {
+        e.eval(&|var| match var {
+            Var::Loop(id) => self
+                .turns
+                .iter()
+                .rev()
+                .find(|(loop_var, _)| *loop_var == id)
+                .map(|(_, value)| *value),
+            _ => None,
+        })
+        .ok()
     }
 
-    /// `cond`, where the first values of the loops whose first turn is
-    /// walked decide it.
+    /// `cond`, where the loops whose turns are walked one by one decide it.
     fn decided(&self, cond: &Cond) -> Option<bool> {
-        if self.first_turns.is_empty() {
+        if self.turns.is_empty() {
             return None;
         }
-        let bind = |e: &Expr| e.substitute(&|var| self.first_value(var).map(Expr::constant));
+        let bind = |e: &Expr| e.substitute(&|var| self.value(&Expr::var(var)).map(Expr::constant));
         substituted(cond, &bind).known()
     }
 

@@ -570,9 +570,10 @@ fn ring(wait: &str) -> String {
 /// The read-before-wait rule across warps: a bulk copy another thread
 /// issues keeps its tile in flight for every thread until that thread
 /// waits on the copy's barrier, again in each turn of the loop that waits;
-/// and a first wait for parity 1 on a fresh barrier passes at once (the
-/// producer's wait on `empty` may, since it reads no tile; the consumer's
-/// on `full` may not).
+/// and a first wait for parity 1 on a fresh barrier element passes at once
+/// (the producer's waits on `empty` may, since it reads no tile; the
+/// consumer's on `full` may not), followed turn by turn for the first
+/// turns of a loop.
 #[test]
 fn a_tile_another_thread_copies_is_read_only_after_a_wait_that_waits() {
     assert_eq!(
@@ -583,6 +584,16 @@ fn a_tile_another_thread_copies_is_read_only_after_a_wait_that_waits() {
     assert_eq!(
         codes_of(&ring("mbarrier_wait(%full[k % 2], k / 2 + 1)")),
         [codes::TMA_EARLY_READ]
+    );
+    // Stage 1's first use is turn 1: a parity that counts turns, not uses,
+    // waits for parity 1 there; one off by two waits for the same phases.
+    assert_eq!(
+        codes_of(&ring("mbarrier_wait(%full[k % 2], k % 2)")),
+        [codes::TMA_EARLY_READ]
+    );
+    assert_eq!(
+        codes_of(&ring("mbarrier_wait(%full[k % 2], k / 2 + 2)")),
+        Vec::<&str>::new()
     );
     // A wait in the loop's first turn only leaves the later turns unordered.
     assert_eq!(
