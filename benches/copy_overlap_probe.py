@@ -60,6 +60,17 @@ def piece(tensor):
     return f"%{tensor}.tile_partial([1, 256])[{ROW}, j][0, _].tile([8])[@t % 32]"
 
 
+# The example's last shared declaration: the probes' own buffers follow it.
+BARRIERS = "        %empty:[STAGES].mbarrier.SH\n"
+
+
+def after_line(text, line, addition):
+    """`text` with `addition` after its first `line`."""
+    if line not in text:
+        sys.exit(f"copy_overlap_probe.py: {EXAMPLE} no longer has the lines this probe extends")
+    return text.replace(line, line + addition, 1)
+
+
 def spliced(example_text, declarations, copies, constant):
     """The example's first kernel, renamed, with more `GL` tensors declared
     after C and a copying statement at the top of the producer's branch,
@@ -217,21 +228,16 @@ def staged_probe_source(example_text, skew, box_rows=16):
     )
     knobs = f"COPY_BLOCKS = 132\nconst BOX = {box_rows}\nconst GROUPS = {-(-4095 // box_rows)}"
     text = spliced(example_text, declarations, copies, knobs)
-    buffers = "        %empty:[STAGES].mbarrier.SH\n"
-    inits = "            %empty <- Init<CONSUMER_WARPS><<<#one, #me>>>()\n"
-    if buffers not in text or inits not in text:
-        sys.exit(f"copy_overlap_probe.py: {EXAMPLE} no longer has the lines this probe extends")
-    text = text.replace(
-        buffers,
-        buffers
-        + "        %stg:[3, 2 : 144 * BOX, 72 * BOX].[BOX, 72 : 72, 1].fp16.SH\n"
-        + "        %cfull:[3, 2].mbarrier.SH\n        %cempty:[3, 2].mbarrier.SH\n",
-        1,
+    text = after_line(
+        text,
+        BARRIERS,
+        "        %stg:[3, 2 : 144 * BOX, 72 * BOX].[BOX, 72 : 72, 1].fp16.SH\n"
+        "        %cfull:[3, 2].mbarrier.SH\n        %cempty:[3, 2].mbarrier.SH\n",
     )
-    return text.replace(
-        inits,
-        inits + "            %cfull <- Init<1><<<#one, #me>>>()\n            %cempty <- Init<32><<<#one, #me>>>()\n",
-        1,
+    return after_line(
+        text,
+        "            %empty <- Init<CONSUMER_WARPS><<<#one, #me>>>()\n",
+        "            %cfull <- Init<1><<<#one, #me>>>()\n            %cempty <- Init<32><<<#one, #me>>>()\n",
     )
 
 
@@ -292,10 +298,26 @@ def async_probe_source(example_text, depth):
     )
     knobs = f"COPY_BLOCKS = 132\nconst DEPTH = {depth}\nconst GROUPS = 256"
     text = spliced(example_text, declarations, copies, knobs)
-    buffers = "        %empty:[STAGES].mbarrier.SH\n"
-    if buffers not in text:
-        sys.exit(f"copy_overlap_probe.py: {EXAMPLE} no longer has the lines this probe extends")
-    return text.replace(buffers, buffers + "        %ast:[3, DEPTH : 1024 * DEPTH, 1024].[16, 64 : 64, 1].fp16.SH\n", 1)
+    return after_line(text, BARRIERS, "        %ast:[3, DEPTH : 1024 * DEPTH, 1024].[16, 64 : 64, 1].fp16.SH\n")
+
+
+def report(label, probe_ms, plain_ms, exact, error):
+    """One line: both sides' rates at 4096³ and the ratio, which is the
+    median of the interleaved pairs' ratios (the GPU's clock drifts within
+    a call, so the ratio of the two sides' medians is not compared); the
+    script's exit where the copies or C were wrong."""
+    flops = 2.0 * M * N * K
+    probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
+    plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
+    pairs = [p / q for p, q in zip(plain_ms, probe_ms)]
+    print(
+        f"{label}: {probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {harness.summary(pairs)[0]:.3f} "
+        f"(each pair: {', '.join(f'{r:.3f}' for r in pairs)}); "
+        f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
+        flush=True,
+    )
+    if not exact or error > 1e-2:
+        sys.exit(1)
 
 
 def build(ptxgen, source, kernel, defines, folder, torch):
@@ -364,18 +386,8 @@ def main():
             else:
                 timing = harness.compare(torch, probe_sets, plain_sets, pairs=args.pairs, graphs=False)
                 probe_ms, plain_ms = timing["ours_ms"], timing["baseline_ms"]
-            flops = 2.0 * M * N * K
-            probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
-            plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
             moved = 4 * copied * K * 2 / 1e6
-            print(
-                f"ROWS={rows}: {copied} rows of each copied ({moved:.0f} MB moved): "
-                f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {probe_rate / plain_rate:.3f}; "
-                f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
-                flush=True,
-            )
-            if not exact or error > 1e-2:
-                sys.exit(1)
+            report(f"ROWS={rows}: {copied} rows of each copied ({moved:.0f} MB moved)", probe_ms, plain_ms, exact, error)
 
 
 def first_wave_main(args, torch, facts, rand, empty, dims):
@@ -455,21 +467,8 @@ def first_wave_main(args, torch, facts, rand, empty, dims):
                     probe_sets.append(launch)
                 timing = harness.compare(torch, probe_sets, plain_sets, pairs=args.pairs, graphs=False)
                 probe_ms, plain_ms = timing["ours_ms"], timing["baseline_ms"]
-                flops = 2.0 * M * N * K
-                probe_rate = flops / harness.summary(probe_ms)[0] / 1e9
-                plain_rate = flops / harness.summary(plain_ms)[0] / 1e9
-                # The GPU's clock drifts within a call: the ratio is the median of
-                # the interleaved pairs' ratios, not the ratio of the two medians.
-                pairs = [p / q for p, q in zip(plain_ms, probe_ms)]
-                print(
-                    f"{name}, first {blocks} blocks pad 2 x {rows}x{rows} (134 MB moved): "
-                    f"{probe_rate:.1f} TFLOP/s against {plain_rate:.1f} plain, ratio {harness.summary(pairs)[0]:.3f} "
-                    f"(each pair: {', '.join(f'{r:.3f}' for r in pairs)}); "
-                    f"copies {'exact' if exact else 'WRONG'}, C relative error {error:.1e}",
-                    flush=True,
-                )
-                if not exact or error > 1e-2:
-                    sys.exit(1)
+                label = f"{name}, first {blocks} blocks pad 2 x {rows}x{rows} (134 MB moved)"
+                report(label, probe_ms, plain_ms, exact, error)
 
 
 if __name__ == "__main__":
