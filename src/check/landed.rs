@@ -206,7 +206,11 @@ impl EarlyReads<'_, '_> {
         );
         if let (Some(lo), Some(step)) = (lo, step.filter(|step| *step > 0)) {
             for turn in 0..TURNS {
-                let value = lo + turn * step;
+                // A value past i64 is past any bound: the rest is one turn.
+                let Some(value) = turn.checked_mul(step).and_then(|past| lo.checked_add(past))
+                else {
+                    break;
+                };
                 if hi.is_some_and(|hi| value >= hi) {
                     return out;
                 }
