@@ -250,7 +250,7 @@ impl EarlyReads<'_, '_> {
             return None;
         }
         let bind = |e: &Expr| e.substitute(&|var| self.value(&Expr::var(var)).map(Expr::constant));
-        substituted(cond, &bind).known()
+        cond.map_sides(&bind).known()
     }
 
     /// Reports `view` read while a copy may be writing it; `passed` is the
@@ -294,21 +294,6 @@ impl EarlyReads<'_, '_> {
                 ),
         };
         self.found.push(diagnostic);
-    }
-}
-
-/// `cond` with `bind` applied to each side of each comparison.
-fn substituted(cond: &Cond, bind: &dyn Fn(&Expr) -> Expr) -> Cond {
-    match cond {
-        Cond::Compare(op, a, b) => Cond::Compare(*op, bind(a), bind(b)),
-        Cond::And(a, b) => Cond::And(
-            Box::new(substituted(a, bind)),
-            Box::new(substituted(b, bind)),
-        ),
-        Cond::Or(a, b) => Cond::Or(
-            Box::new(substituted(a, bind)),
-            Box::new(substituted(b, bind)),
-        ),
     }
 }
 

@@ -619,6 +619,15 @@ pub enum Cond {
 }
 
 impl Cond {
+    /// The same condition with `f` applied to each side of each comparison.
+    pub fn map_sides(&self, f: &dyn Fn(&Expr) -> Expr) -> Cond {
+        match self {
+            Cond::Compare(op, a, b) => Cond::Compare(*op, f(a), f(b)),
+            Cond::And(a, b) => Cond::And(Box::new(a.map_sides(f)), Box::new(b.map_sides(f))),
+            Cond::Or(a, b) => Cond::Or(Box::new(a.map_sides(f)), Box::new(b.map_sides(f))),
+        }
+    }
+
     /// Whether the condition holds, where every side of it is a constant
     /// (or the constant parts decide it); `None` where that needs run time.
     pub fn known(&self) -> Option<bool> {

@@ -440,7 +440,7 @@ impl KernelLowering<'_, '_> {
 
     fn branch(&mut self, branch: &IfStmt) -> Result<(), LowerError> {
         self.out.at(branch.span);
-        let cond = self.substitute_cond(&branch.cond);
+        let cond = branch.cond.map_sides(&|side| self.substitute(side));
         self.annotate(branch.span, |this| {
             format!("if ({})", cond.display(&this.names))
         })?;
@@ -527,20 +527,6 @@ impl KernelLowering<'_, '_> {
             Var::Loop(id) => self.lane_dependent_loops.contains(id),
             Var::BlockId | Var::Dim(_) => false,
         })
-    }
-
-    fn substitute_cond(&self, cond: &Cond) -> Cond {
-        match cond {
-            Cond::Compare(op, a, b) => Cond::Compare(*op, self.substitute(a), self.substitute(b)),
-            Cond::And(a, b) => Cond::And(
-                Box::new(self.substitute_cond(a)),
-                Box::new(self.substitute_cond(b)),
-            ),
-            Cond::Or(a, b) => Cond::Or(
-                Box::new(self.substitute_cond(a)),
-                Box::new(self.substitute_cond(b)),
-            ),
-        }
     }
 
     /// The condition with every comparison known at compile time decided.
